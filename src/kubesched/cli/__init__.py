@@ -1,0 +1,1 @@
+"""The command line: arguments, choice of backend, rendering. Nothing else imports it."""

@@ -1,0 +1,274 @@
+"""One Protocol per extension point, the Handle plugins receive, and the vector forms.
+
+Every plugin has a ``name`` (upstream's plugin name, e.g. ``"NodeResourcesFit"``)
+and implements any subset of the extension-point Protocols below. The runtime
+finds what a plugin implements with ``isinstance`` checks on these
+``runtime_checkable`` Protocols.
+
+Exact and vector paths. ``FilterPlugin.filter`` and ``ScorePlugin.score`` are
+the per-node contract, shaped as upstream's. A plugin may also implement
+``VectorFilterPlugin`` / ``VectorScorePlugin``: the same decision for many
+nodes at once over a ``NodeTable``. The two must agree exactly (tests run
+both); the runtime uses the vector form only when every plugin of the point
+offers it.
+
+Legal status codes (as upstream):
+- PreEnqueue: Success, Unschedulable / UnschedulableAndUnresolvable (gated).
+- PreFilter: Success, Skip, Unschedulable, UnschedulableAndUnresolvable, Error.
+- Filter: Success, Unschedulable, UnschedulableAndUnresolvable, Error.
+- PostFilter: Success (with a result), Unschedulable, UnschedulableAndUnresolvable, Error.
+- PreScore: Success, Skip, Error.  Score / NormalizeScore: Success, Error.
+- Reserve / PreBind / Bind: Success, Error (Bind may return Skip).  Permit: Success, Wait,
+  Unschedulable, Error.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api.types import Pod, PodDisruptionBudget
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.results import NodeScore, NodeToStatus, PostFilterResult, PreFilterResult
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
+
+# --------------------------------------------------------------------------- vector forms
+
+
+@dataclass(slots=True)
+class Verdicts:
+    """A vector Filter result over all table rows: ``index[row] == -1`` means the
+    node passes, otherwise its Status is ``statuses[index[row]]``."""
+
+    index: npt.NDArray[np.int32]
+    statuses: Sequence[Status]
+
+    @staticmethod
+    def from_mask(fail: npt.NDArray[np.bool_], status: Status) -> Verdicts:
+        return Verdicts(np.where(fail, 0, -1).astype(np.int32), (status,))
+
+    @staticmethod
+    def all_pass(n: int) -> Verdicts:
+        return Verdicts(np.full(n, -1, dtype=np.int32), ())
+
+
+class NodeSet:
+    """The nodes handed to PreScore/Score: table rows in order, with their NodeInfos."""
+
+    __slots__ = ("_infos", "rows", "table")
+
+    def __init__(
+        self, table: NodeTable, rows: IntArray, infos: list[NodeInfo] | None = None
+    ) -> None:
+        self.table = table
+        self.rows = rows
+        self._infos = infos
+
+    @property
+    def infos(self) -> list[NodeInfo]:
+        if self._infos is None:
+            t = self.table.infos
+            self._infos = [t[r] for r in self.rows.tolist()]  # type: ignore[misc]
+        return self._infos
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+# --------------------------------------------------------------------------- handle
+
+
+class Nominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to run on this node, in nomination order."""
+        ...
+
+
+class Handle(Protocol):
+    """What a plugin may use of the scheduler (upstream framework.Handle)."""
+
+    @property
+    def table(self) -> NodeTable:
+        """The cycle's snapshot of all nodes (read-only for plugins)."""
+        ...
+
+    @property
+    def nominator(self) -> Nominator: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The seeded random source of this scheduler."""
+        ...
+
+    @property
+    def reader(self) -> ClusterReader: ...
+
+    @property
+    def writer(self) -> ClusterWriter: ...
+
+    @property
+    def recorder(self) -> EventRecorder: ...
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        """Move these pods to activeQ (upstream PodActivator)."""
+        ...
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
+
+
+# --------------------------------------------------------------------------- extension points
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+class QueuedInfo(Protocol):
+    @property
+    def pod(self) -> Pod: ...
+
+    @property
+    def timestamp(self) -> int: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedInfo, b: QueuedInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class VectorFilterPlugin(FilterPlugin, Protocol):
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        """Filter every row of ``table`` at once; ``None`` = not vectorisable for this
+        pod (the runtime then uses ``filter`` per node)."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, scores: list[NodeScore]
+    ) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class VectorScorePlugin(ScorePlugin, Protocol):
+    def score_vector(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet
+    ) -> IntArray | None:
+        """Scores of ``nodes`` (already normalised if the plugin normalises);
+        ``None`` = use the per-node path for this pod."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+class PluginFactory(Protocol):
+    def __call__(self, args: object, handle: Handle) -> Plugin: ...

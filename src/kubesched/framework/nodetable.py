@@ -1,0 +1,398 @@
+"""NodeTable: every node's scheduling state as per-node vectors (structure of arrays).
+
+The scheduler cache keeps one NodeTable current *incrementally* (a pod bound or
+removed touches one row), next to the per-node ``NodeInfo`` objects that the
+exact, upstream-shaped per-node code paths use. Plugins with a vectorised
+path read these arrays to filter and score all nodes with a few numpy
+operations instead of a Python loop over nodes.
+
+Rows are stable slots: a node keeps its row for its lifetime and a deleted
+node's row is reused. ``order`` lists rows in the snapshot order upstream's
+node tree gives (zones round-robin, insertion order within a zone).
+
+Resource axis: columns ``cpu`` (milli), ``memory``, ``ephemeral-storage``,
+``pods`` and then scalar resources as they are first seen. In ``requested``
+the ``pods`` column counts the pods on the node; in ``allocatable`` it is the
+node's pod capacity.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.api.types import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    LABEL_REGION,
+    LABEL_REGION_BETA,
+    LABEL_ZONE,
+    LABEL_ZONE_BETA,
+    MEMORY,
+    PODS,
+    Node,
+    PodSpec,
+    Taint,
+)
+from kubesched.framework.types import NodeInfo, PodInfo, Resource
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+BASE_RESOURCES: Final = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+COL_CPU: Final = 0
+COL_MEMORY: Final = 1
+COL_EPHEMERAL: Final = 2
+COL_PODS: Final = 3
+
+
+def zone_key(labels: Mapping[str, str]) -> str:
+    """Region and zone of a node joined as upstream's ``GetZoneKey`` ("" if neither)."""
+    region = labels.get(LABEL_REGION) or labels.get(LABEL_REGION_BETA, "")
+    zone = labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_BETA, "")
+    if not region and not zone:
+        return ""
+    return region + ":\x00:" + zone
+
+
+class LabelColumn:
+    """One label key over all rows: ``codes[row]`` is the value's index in ``values``
+    (-1 when the node lacks the label)."""
+
+    __slots__ = ("_ints", "codes", "index", "values")
+
+    def __init__(self, codes: npt.NDArray[np.int32], values: list[str]) -> None:
+        self.codes = codes
+        self.values = values
+        self.index = {v: i for i, v in enumerate(values)}
+        self._ints: tuple[IntArray, BoolArray] | None = None
+
+    def has(self) -> BoolArray:
+        return self.codes >= 0
+
+    def equals(self, value: str) -> BoolArray:
+        code = self.index.get(value)
+        if code is None:
+            return np.zeros(len(self.codes), dtype=np.bool_)
+        return self.codes == code
+
+    def isin(self, values: Iterable[str]) -> BoolArray:
+        codes = [self.index[v] for v in values if v in self.index]
+        if not codes:
+            return np.zeros(len(self.codes), dtype=np.bool_)
+        if len(codes) == 1:
+            return self.codes == codes[0]
+        return np.isin(self.codes, codes)
+
+    def as_ints(self) -> tuple[IntArray, BoolArray]:
+        """Values parsed as int64 (Gt/Lt); the mask tells which rows parsed."""
+        if self._ints is None:
+            parsed = np.zeros(len(self.values), dtype=np.int64)
+            ok = np.zeros(len(self.values), dtype=np.bool_)
+            for i, v in enumerate(self.values):
+                try:
+                    n = int(v, 10)
+                except ValueError:
+                    continue
+                if -(2**63) <= n < 2**63 and v.strip() == v and "_" not in v:
+                    parsed[i] = n
+                    ok[i] = True
+            has = self.codes >= 0
+            safe = np.where(has, self.codes, 0)
+            if len(self.values) == 0:
+                vals = np.zeros(len(self.codes), dtype=np.int64)
+                valid = np.zeros(len(self.codes), dtype=np.bool_)
+            else:
+                vals = parsed[safe]
+                valid = has & ok[safe]
+            self._ints = (vals, valid)
+        return self._ints
+
+
+class NodeTable:
+    """Per-node vectors of the whole cluster; see the module docstring."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self.names: list[str] = [""] * capacity
+        self.infos: list[NodeInfo | None] = [None] * capacity
+        self.row_of: dict[str, int] = {}
+        self._free: list[int] = list(range(capacity - 1, -1, -1))
+        self.alive = np.zeros(capacity, dtype=np.bool_)
+        self.resources: list[str] = list(BASE_RESOURCES)
+        self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
+        self.allocatable = np.zeros((capacity, len(self.resources)), dtype=np.int64)
+        self.requested = np.zeros((capacity, len(self.resources)), dtype=np.int64)
+        self.non_zero = np.zeros((capacity, 2), dtype=np.int64)
+        self.unschedulable = np.zeros(capacity, dtype=np.bool_)
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_set_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.taint_set = np.zeros(capacity, dtype=np.int32)
+        self.has_ports = np.zeros(capacity, dtype=np.bool_)
+        self.images: dict[str, dict[int, int]] = {}
+        """Normalized image name -> {row: size in bytes}."""
+        self.node_generation = 0
+        """Bumped on any node add/update/remove (not on pod changes)."""
+        self.pod_generation = 0
+        """Bumped on any pod add/remove."""
+        self._labels: dict[str, LabelColumn] = {}
+        self._labels_generation = -1
+        self._zones: dict[str, list[int]] = {}
+        self._zone_of: list[str] = [""] * capacity
+        self._order: IntArray | None = None
+        self._order_names: list[str] | None = None
+        self._req_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._req_cache_width = len(self.resources)
+
+    # ------------------------------------------------------------------ sizes
+    def __len__(self) -> int:
+        return len(self.row_of)
+
+    def _grow(self) -> None:
+        old = self.capacity
+        new = old * 2
+        self.names.extend([""] * old)
+        self.infos.extend([None] * old)
+        self._zone_of.extend([""] * old)
+        self._free.extend(range(new - 1, old - 1, -1))
+        self.alive = _grow1(self.alive, new)
+        self.unschedulable = _grow1(self.unschedulable, new)
+        self.taint_set = _grow1(self.taint_set, new)
+        self.has_ports = _grow1(self.has_ports, new)
+        self.allocatable = _grow2(self.allocatable, new)
+        self.requested = _grow2(self.requested, new)
+        self.non_zero = _grow2(self.non_zero, new)
+        self.capacity = new
+        self._labels_generation = -1
+
+    def resource_col(self, name: str) -> int:
+        """Column of a resource, adding one (zero everywhere) when first seen."""
+        col = self.res_index.get(name)
+        if col is None:
+            col = len(self.resources)
+            self.resources.append(name)
+            self.res_index[name] = col
+            pad = np.zeros((self.capacity, 1), dtype=np.int64)
+            self.allocatable = np.hstack([self.allocatable, pad])
+            self.requested = np.hstack([self.requested, pad])
+        return col
+
+    # ------------------------------------------------------------------ vectors of a pod
+    def request_vector(self, pi: PodInfo) -> IntArray:
+        """The pod's effective request over the resource axis (pods column = 1)."""
+        spec = pi.pod.spec
+        if self._req_cache_width != len(self.resources):
+            self._req_cache = weakref.WeakKeyDictionary()
+            self._req_cache_width = len(self.resources)
+        vec = self._req_cache.get(spec)
+        if vec is None:
+            r = pi.request
+            for name in r.scalar:
+                self.resource_col(name)
+            if self._req_cache_width != len(self.resources):
+                self._req_cache = weakref.WeakKeyDictionary()
+                self._req_cache_width = len(self.resources)
+            vec = np.zeros(len(self.resources), dtype=np.int64)
+            vec[COL_CPU] = r.milli_cpu
+            vec[COL_MEMORY] = r.memory
+            vec[COL_EPHEMERAL] = r.ephemeral_storage
+            vec[COL_PODS] = 1
+            for name, q in r.scalar.items():
+                vec[self.res_index[name]] = q
+            vec.setflags(write=False)
+            self._req_cache[spec] = vec
+        return vec
+
+    def _resource_row(self, r: Resource) -> IntArray:
+        for name in r.scalar:
+            self.resource_col(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        row[COL_CPU] = r.milli_cpu
+        row[COL_MEMORY] = r.memory
+        row[COL_EPHEMERAL] = r.ephemeral_storage
+        row[COL_PODS] = r.allowed_pod_number
+        for name, q in r.scalar.items():
+            row[self.res_index[name]] = q
+        return row
+
+    # ------------------------------------------------------------------ nodes
+    def add_node(self, info: NodeInfo) -> int:
+        node = info.node
+        assert node is not None
+        if not self._free:
+            self._grow()
+        row = self._free.pop()
+        self.names[row] = node.name
+        self.infos[row] = info
+        self.row_of[node.name] = row
+        self.alive[row] = True
+        self.requested[row] = 0
+        self.non_zero[row] = 0
+        self._set_node_fields(row, node, info)
+        for pi in info.pods:
+            self.add_pod(row, pi)
+        zone = zone_key(node.labels)
+        self._zone_of[row] = zone
+        self._zones.setdefault(zone, []).append(row)
+        self._node_changed()
+        return row
+
+    def update_node(self, info: NodeInfo) -> None:
+        node = info.node
+        assert node is not None
+        row = self.row_of[node.name]
+        self.infos[row] = info
+        self._set_node_fields(row, node, info)
+        zone = zone_key(node.labels)
+        if zone != self._zone_of[row]:
+            self._remove_from_zone(row)
+            self._zone_of[row] = zone
+            self._zones.setdefault(zone, []).append(row)
+        self._node_changed()
+
+    def remove_node(self, name: str) -> None:
+        row = self.row_of.pop(name)
+        self._remove_from_zone(row)
+        self._drop_images(row)
+        self.names[row] = ""
+        self.infos[row] = None
+        self.alive[row] = False
+        self.allocatable[row] = 0
+        self.requested[row] = 0
+        self.non_zero[row] = 0
+        self.unschedulable[row] = False
+        self.taint_set[row] = 0
+        self.has_ports[row] = False
+        self._free.append(row)
+        self._node_changed()
+
+    def _set_node_fields(self, row: int, node: Node, info: NodeInfo) -> None:
+        self.allocatable[row] = 0
+        alloc = self._resource_row(info.allocatable)
+        self.allocatable[row, : len(alloc)] = alloc
+        self.unschedulable[row] = node.unschedulable
+        self.taint_set[row] = self._taint_id(node.taints)
+        self._drop_images(row)
+        for name, state in info.image_states.items():
+            self.images.setdefault(name, {})[row] = state.size
+
+    def _drop_images(self, row: int) -> None:
+        for name in [n for n, rows in self.images.items() if row in rows]:
+            rows = self.images[name]
+            del rows[row]
+            if not rows:
+                del self.images[name]
+
+    def _taint_id(self, taints: tuple[Taint, ...]) -> int:
+        tid = self._taint_set_ids.get(taints)
+        if tid is None:
+            tid = len(self.taint_sets)
+            self.taint_sets.append(taints)
+            self._taint_set_ids[taints] = tid
+        return tid
+
+    def _remove_from_zone(self, row: int) -> None:
+        zone = self._zone_of[row]
+        rows = self._zones[zone]
+        rows.remove(row)
+        if not rows:
+            del self._zones[zone]
+
+    def _node_changed(self) -> None:
+        self.node_generation += 1
+        self._order = None
+        self._order_names = None
+
+    # ------------------------------------------------------------------ pods
+    def add_pod(self, row: int, pi: PodInfo) -> None:
+        self._apply_pod(row, pi, 1)
+
+    def remove_pod(self, row: int, pi: PodInfo) -> None:
+        self._apply_pod(row, pi, -1)
+
+    def _apply_pod(self, row: int, pi: PodInfo, sign: int) -> None:
+        vec = self.request_vector(pi)
+        self.requested[row, : len(vec)] += sign * vec
+        self.non_zero[row, 0] += sign * pi.non0_cpu
+        self.non_zero[row, 1] += sign * pi.non0_mem
+        if pi.facts.host_ports or self.has_ports[row]:
+            info = self.infos[row]
+            self.has_ports[row] = info is not None and len(info.used_ports) > 0
+        self.pod_generation += 1
+
+    # ------------------------------------------------------------------ order
+    @property
+    def order(self) -> IntArray:
+        """Rows in snapshot order: zones round-robin, insertion order within a zone."""
+        if self._order is None:
+            zones = list(self._zones.values())
+            out: list[int] = []
+            depth = 0
+            remaining = len(self.row_of)
+            while len(out) < remaining:
+                for rows in zones:
+                    if depth < len(rows):
+                        out.append(rows[depth])
+                depth += 1
+            self._order = np.array(out, dtype=np.int64)
+            self._order_names = [self.names[r] for r in out]
+        return self._order
+
+    @property
+    def ordered_names(self) -> list[str]:
+        if self._order_names is None:
+            _ = self.order
+        assert self._order_names is not None
+        return self._order_names
+
+    def ordered_infos(self) -> list[NodeInfo]:
+        infos = self.infos
+        return [infos[r] for r in self.order.tolist()]  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ labels
+    def label(self, key: str) -> LabelColumn:
+        """The column of one label key (built lazily, rebuilt after node changes)."""
+        if self._labels_generation != self.node_generation:
+            self._labels = {}
+            self._labels_generation = self.node_generation
+        col = self._labels.get(key)
+        if col is None:
+            codes = np.full(self.capacity, -1, dtype=np.int32)
+            values: list[str] = []
+            index: dict[str, int] = {}
+            for name, row in self.row_of.items():
+                info = self.infos[row]
+                assert info is not None and info.node is not None, name
+                v = info.node.labels.get(key)
+                if v is None:
+                    continue
+                code = index.get(v)
+                if code is None:
+                    code = len(values)
+                    values.append(v)
+                    index[v] = code
+                codes[row] = code
+            col = LabelColumn(codes, values)
+            self._labels[key] = col
+        return col
+
+    def rows_named(self, names: Iterable[str]) -> IntArray:
+        return np.array([self.row_of[n] for n in names if n in self.row_of], dtype=np.int64)
+
+
+def _grow1(a: npt.NDArray[np.generic], n: int) -> npt.NDArray[np.generic]:
+    out = np.zeros(n, dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def _grow2(a: IntArray, n: int) -> IntArray:
+    out = np.zeros((n, a.shape[1]), dtype=a.dtype)
+    out[: len(a)] = a
+    return out
