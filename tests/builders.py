@@ -1,7 +1,7 @@
 """Fluent builders for tests, in the style of upstream's st.MakePod()/st.MakeNode().
 
-    make_pod("p").priority(10).req(cpu="500m", memory="1Gi").node("n1").obj()
-    make_node("n1").capacity(cpu="4", memory="32Gi", pods=110).label("zone", "a").obj()
+make_pod("p").priority(10).req(cpu="500m", memory="1Gi").node("n1").obj()
+make_node("n1").capacity(cpu="4", memory="32Gi", pods=110).label("zone", "a").obj()
 """
 
 from __future__ import annotations
@@ -148,7 +148,9 @@ class PodBuilder:
     def node_affinity_not_in(self, key: str, *values: str) -> PodBuilder:
         return self.node_affinity_term(NodeSelectorRequirement(key, "NotIn", tuple(values)))
 
-    def node_affinity_term(self, *reqs: NodeSelectorRequirement, fields: tuple[NodeSelectorRequirement, ...] = ()) -> PodBuilder:
+    def node_affinity_term(
+        self, *reqs: NodeSelectorRequirement, fields: tuple[NodeSelectorRequirement, ...] = ()
+    ) -> PodBuilder:
         """Append one required NodeSelectorTerm (terms are ORed)."""
         aff = self._affinity()
         na = aff.node_affinity or NodeAffinity()
@@ -164,7 +166,9 @@ class PodBuilder:
         na = replace(na, preferred=(*na.preferred, pref))
         return self._with(affinity=replace(aff, node_affinity=na))
 
-    def pod_affinity(self, topology_key: str, selector: LabelSelector, anti: bool = False, weight: int = 0) -> PodBuilder:
+    def pod_affinity(
+        self, topology_key: str, selector: LabelSelector, anti: bool = False, weight: int = 0
+    ) -> PodBuilder:
         """Add a pod (anti-)affinity term; ``weight > 0`` makes it preferred."""
         aff = self._affinity()
         term = PodAffinityTerm(selector, topology_key)
@@ -176,11 +180,15 @@ class PodBuilder:
         aff = replace(aff, pod_anti_affinity=cur) if anti else replace(aff, pod_affinity=cur)
         return self._with(affinity=aff)
 
-    def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> PodBuilder:
+    def toleration(
+        self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal"
+    ) -> PodBuilder:
         t = Toleration(key, operator, value, effect)
         return self._with(tolerations=(*self._spec.tolerations, t))
 
-    def spread(self, max_skew: int, topology_key: str, when: str, selector: LabelSelector | None, **kw: Any) -> PodBuilder:
+    def spread(
+        self, max_skew: int, topology_key: str, when: str, selector: LabelSelector | None, **kw: Any
+    ) -> PodBuilder:
         c = TopologySpreadConstraint(max_skew, topology_key, when, selector, **kw)
         return self._with(topology_spread_constraints=(*self._spec.topology_spread_constraints, c))
 

@@ -38,9 +38,8 @@ def is_scalar_resource_name(name: str) -> bool:
     extended = not is_native_resource(name) and not name.startswith("requests.")
     return (
         extended
-        or name.startswith(HUGEPAGES_PREFIX)
+        or name.startswith((HUGEPAGES_PREFIX, "attachable-volumes-"))
         or ("/" in name and "kubernetes.io/" in name)
-        or name.startswith("attachable-volumes-")
     )
 
 

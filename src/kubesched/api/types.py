@@ -328,6 +328,15 @@ class Pod:
                 return c
         return None
 
+    def copy(self) -> Pod:
+        """A shallow copy (spec and labels shared, conditions list copied): the cluster
+        replaces a pod by a changed copy so that watchers see (old, new) pairs."""
+        c = Pod.__new__(Pod)
+        for slot in Pod.__slots__:
+            setattr(c, slot, getattr(self, slot))
+        c.conditions = list(self.conditions)
+        return c
+
     def __repr__(self) -> str:
         return f"Pod({self.key}, prio={self.priority}, node={self.node_name!r})"
 

@@ -32,9 +32,6 @@ class ActionType(IntFlag):
     UPDATE_POD_SCALE_UP = 1 << 12
     UPDATE_NODE_DECLARED_FEATURE = 1 << 13
     UPDATE_NODE_PREEMPTION_POLICY = 1 << 14
-    UPDATE_POD_OTHER = 1 << 15
-    """Any other pod update (a status change, a new nominatedNodeName, ...)."""
-
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -49,7 +46,6 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCALE_UP
         | UPDATE_NODE_DECLARED_FEATURE
         | UPDATE_NODE_PREEMPTION_POLICY
-        | UPDATE_POD_OTHER
     )
     ALL = ADD | DELETE | UPDATE
 
@@ -70,7 +66,6 @@ _ACTION_LABELS: Final = {
     ActionType.UPDATE_POD_SCALE_UP: "UpdatePodScaleUp",
     ActionType.UPDATE_NODE_DECLARED_FEATURE: "UpdateNodeDeclaredFeature",
     ActionType.UPDATE_NODE_PREEMPTION_POLICY: "UpdateNodePreemptionPolicy",
-    ActionType.UPDATE_POD_OTHER: "Update",
     ActionType.UPDATE: "Update",
     ActionType.ALL: "All",
 }
@@ -79,7 +74,7 @@ _ACTION_LABELS: Final = {
 class EventResource:
     POD: Final = "Pod"
     ASSIGNED_POD: Final = "AssignedPod"
-    UNSCHEDULED_POD: Final = "UnscheduledPod"
+    UNSCHEDULED_POD: Final = "UnschedulablePod"
     TARGET_POD: Final = "TargetPod"
     NODE: Final = "Node"
     WILDCARD: Final = "*"
@@ -114,14 +109,10 @@ def match_cluster_events(registered: ClusterEvent, incoming: ClusterEvent) -> bo
 
 
 def _match_resource(registered: str, incoming: str) -> bool:
-    return (
-        registered == EventResource.WILDCARD
-        or registered == incoming
-        or (
-            registered == EventResource.POD
-            and incoming
-            in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD, EventResource.TARGET_POD)
-        )
+    return registered in (EventResource.WILDCARD, incoming) or (
+        registered == EventResource.POD
+        and incoming
+        in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD, EventResource.TARGET_POD)
     )
 
 

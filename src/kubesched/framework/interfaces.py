@@ -77,7 +77,7 @@ class NodeSet:
     def infos(self) -> list[NodeInfo]:
         if self._infos is None:
             t = self.table.infos
-            self._infos = [t[r] for r in self.rows.tolist()]  # type: ignore[misc]
+            self._infos = [i for i in (t[r] for r in self.rows.tolist()) if i is not None]
         return self._infos
 
     def __len__(self) -> int:
@@ -235,9 +235,7 @@ class ScorePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class VectorScorePlugin(ScorePlugin, Protocol):
-    def score_vector(
-        self, state: CycleState, pod: PodInfo, nodes: NodeSet
-    ) -> IntArray | None:
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         """Scores of ``nodes`` (already normalised if the plugin normalises);
         ``None`` = use the per-node path for this pod."""
         ...

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.selectors import parse_int64_label
 from kubesched.api.types import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -41,6 +42,7 @@ from kubesched.api.types import (
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
 IntArray = npt.NDArray[np.int64]
+_A = TypeVar("_A", bound=npt.NDArray[Any])
 BoolArray = npt.NDArray[np.bool_]
 
 BASE_RESOURCES: Final = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
@@ -78,15 +80,17 @@ class LabelColumn:
         code = self.index.get(value)
         if code is None:
             return np.zeros(len(self.codes), dtype=np.bool_)
-        return self.codes == code
+        out: BoolArray = self.codes == code
+        return out
 
     def isin(self, values: Iterable[str]) -> BoolArray:
         codes = [self.index[v] for v in values if v in self.index]
         if not codes:
             return np.zeros(len(self.codes), dtype=np.bool_)
         if len(codes) == 1:
-            return self.codes == codes[0]
-        return np.isin(self.codes, codes)
+            out: BoolArray = self.codes == codes[0]
+            return out
+        return np.isin(self.codes, codes).astype(np.bool_, copy=False)
 
     def as_ints(self) -> tuple[IntArray, BoolArray]:
         """Values parsed as int64 (Gt/Lt); the mask tells which rows parsed."""
@@ -94,11 +98,8 @@ class LabelColumn:
             parsed = np.zeros(len(self.values), dtype=np.int64)
             ok = np.zeros(len(self.values), dtype=np.bool_)
             for i, v in enumerate(self.values):
-                try:
-                    n = int(v, 10)
-                except ValueError:
-                    continue
-                if -(2**63) <= n < 2**63 and v.strip() == v and "_" not in v:
+                n = parse_int64_label(v)
+                if n is not None:
                     parsed[i] = n
                     ok[i] = True
             has = self.codes >= 0
@@ -145,9 +146,7 @@ class NodeTable:
         self._zone_of: list[str] = [""] * capacity
         self._order: IntArray | None = None
         self._order_names: list[str] | None = None
-        self._req_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._req_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = weakref.WeakKeyDictionary()
         self._req_cache_width = len(self.resources)
 
     # ------------------------------------------------------------------ sizes
@@ -353,7 +352,7 @@ class NodeTable:
 
     def ordered_infos(self) -> list[NodeInfo]:
         infos = self.infos
-        return [infos[r] for r in self.order.tolist()]  # type: ignore[misc]
+        return [i for i in (infos[r] for r in self.order.tolist()) if i is not None]
 
     # ------------------------------------------------------------------ labels
     def label(self, key: str) -> LabelColumn:
@@ -386,10 +385,10 @@ class NodeTable:
         return np.array([self.row_of[n] for n in names if n in self.row_of], dtype=np.int64)
 
 
-def _grow1(a: npt.NDArray[np.generic], n: int) -> npt.NDArray[np.generic]:
+def _grow1(a: _A, n: int) -> _A:
     out = np.zeros(n, dtype=a.dtype)
     out[: len(a)] = a
-    return out
+    return out  # type: ignore[return-value]
 
 
 def _grow2(a: IntArray, n: int) -> IntArray:

@@ -24,8 +24,8 @@ class NodeToStatus:
         self, explicit: dict[str, Status] | None = None, absent: Status | None = None
     ) -> None:
         self.explicit: dict[str, Status] = explicit if explicit is not None else {}
-        self.absent: Status = absent if absent is not None else Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        self.absent: Status = (
+            absent if absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
         )
 
     def get(self, node_name: str) -> Status:
@@ -52,7 +52,9 @@ class NodeToStatus:
             if not self.explicit:
                 return list(snapshot_names)
             return [n for n in snapshot_names if self.get(n).code == code]
-        return [n for n in snapshot_names if (s := self.explicit.get(n)) is not None and s.code == code]
+        return [
+            n for n in snapshot_names if (s := self.explicit.get(n)) is not None and s.code == code
+        ]
 
 
 @dataclass(slots=True)
@@ -158,4 +160,3 @@ class NodeScore:
 MAX_NODE_SCORE: Final = 100
 MIN_NODE_SCORE: Final = 0
 MAX_TOTAL_SCORE: Final = (1 << 63) - 1
-

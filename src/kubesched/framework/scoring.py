@@ -8,7 +8,9 @@ from kubesched.framework.nodetable import IntArray
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 
 
-def default_normalize_score(scores: list[NodeScore], reverse: bool, max_priority: int = MAX_NODE_SCORE) -> None:
+def default_normalize_score(
+    scores: list[NodeScore], reverse: bool, max_priority: int = MAX_NODE_SCORE
+) -> None:
     """Scale scores to [0, max_priority] by the maximum (integer division); with
     ``reverse`` the scale is flipped. All-zero scores stay 0 (or become
     ``max_priority`` with ``reverse``)."""

@@ -47,9 +47,9 @@ def build_table(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> NodeTable:
             image: ImageStateSummary(size, counts[image]) for image, size in sizes[name].items()
         }
     for p in pods:
-        info = infos.get(p.node_name)
-        if info is not None:
-            info.add_pod(PodInfo(p))
+        holder = infos.get(p.node_name)
+        if holder is not None:
+            holder.add_pod(PodInfo(p))
     table = NodeTable(max(64, len(nodes)))
     for n in nodes:
         table.add_node(infos[n.name])

@@ -93,7 +93,9 @@ class Status:
         return f"Status({self.code.upstream_name}, {self.message()!r}{plugin})"
 
 
-_REJECTED: Final = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+_REJECTED: Final = frozenset(
+    {Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING}
+)
 
 SUCCESS: Final = Status(Code.SUCCESS)
 SKIP: Final = Status(Code.SKIP)

@@ -179,9 +179,10 @@ class HostPortInfo:
 
 def host_ports(spec: PodSpec) -> tuple[tuple[str, str, int], ...]:
     """(hostIP, protocol, hostPort) of every container port with hostPort > 0
-    (schedutil.GetHostPorts: regular containers only)."""
+    (schedutil.GetHostPorts: sidecar init containers first, then regular containers)."""
     out = []
-    for c in spec.containers:
+    sidecars = [c for c in spec.init_containers if c.restart_policy == "Always"]
+    for c in (*sidecars, *spec.containers):
         for p in c.ports:
             if p.host_port > 0:
                 out.append((p.host_ip, p.protocol, p.host_port))

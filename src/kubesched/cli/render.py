@@ -1,0 +1,167 @@
+"""Rendering of simulation results: kubectl-like tables, watch lines, JSON/YAML/JSONL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import yaml
+
+from kubesched.api.types import NANOS, Pod
+from kubesched.sim.cluster import Cluster, PodRecord
+from kubesched.sim.report import sorted_records
+
+NONE = "<none>"
+
+
+def human_duration(ns: int) -> str:
+    """kubectl's AGE format (apimachinery duration.HumanDuration)."""
+    secs = ns // NANOS if ns >= 0 else -((-ns) // NANOS)
+    if secs < -1:
+        return "<invalid>"
+    if secs < 0:
+        return "0s"
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        s = secs % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = secs // 3600
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        dy = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
+    return f"{hours // 24 // 365}y"
+
+
+def pod_status(pod: Pod) -> str:
+    """The STATUS column as kubectl shows it."""
+    if pod.deletion_timestamp is not None:
+        return "Terminating"
+    if pod.phase == "Succeeded":
+        return "Completed"
+    if pod.phase == "Failed":
+        return "Error"
+    return pod.phase
+
+
+def tabulate(rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded like kubectl's tabwriter (3 spaces between columns)."""
+    if not rows:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r[:-1], widths[:-1], strict=True)]
+        out.append(("   ".join([*cells, r[-1]])).rstrip())
+    return "\n".join(out) + "\n"
+
+
+def format_seconds(ns: int) -> str:
+    s = ns / NANOS
+    return f"{s:g}s"
+
+
+def pods_table(cluster: Cluster, end_time: int, wide: bool = False) -> str:
+    header = ["NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
+    if wide:
+        header += ["CREATED", "SCHEDULED", "DELETED", "REASON"]
+    rows: list[list[str]] = [header]
+    for rec in sorted_records(cluster):
+        if rec.deleted_at is not None and not wide:
+            continue
+        rows.append(_pod_row(rec, end_time, wide))
+    return tabulate(rows)
+
+
+def _pod_row(rec: PodRecord, end_time: int, wide: bool) -> list[str]:
+    p = rec.pod
+    status = pod_status(p) if rec.deleted_at is None else "Deleted"
+    row = [
+        p.namespace,
+        p.name,
+        str(p.priority),
+        status,
+        p.node_name or NONE,
+        p.nominated_node_name or NONE,
+        human_duration(end_time - rec.created_at),
+    ]
+    if wide:
+        row += [
+            format_seconds(rec.created_at),
+            format_seconds(rec.scheduled_at) if rec.scheduled_at is not None else NONE,
+            format_seconds(rec.deleted_at) if rec.deleted_at is not None else NONE,
+            rec.deletion_reason or NONE if rec.deleted_at is not None else NONE,
+        ]
+    return row
+
+
+def watch_table(cluster: Cluster) -> str:
+    rows: list[list[str]] = [
+        ["TIME", "NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
+    ]
+    for line in cluster.watch_lines:
+        p = line.pod
+        rows.append(
+            [
+                format_seconds(line.time),
+                p.namespace,
+                p.name,
+                str(p.priority),
+                pod_status(p),
+                p.node_name or NONE,
+                p.nominated_node_name or NONE,
+                human_duration(line.time - p.creation_timestamp),
+            ]
+        )
+    return tabulate(rows)
+
+
+def summary_line(cluster: Cluster, end_time: int, wall_seconds: float | None) -> str:
+    scheduled = sum(1 for r in cluster.records.values() if r.scheduled_at is not None)
+    pending = sum(
+        1
+        for r in cluster.records.values()
+        if r.deleted_at is None and not r.pod.node_name and r.pod.phase == "Pending"
+    )
+    preempted = sum(1 for r in cluster.records.values() if r.deletion_reason == "Preempted")
+    parts = [
+        f"pods: {scheduled} scheduled, {pending} pending, {preempted} preempted",
+        f"preemptions: {len(cluster.preemptions)}",
+        f"simulated: {format_seconds(end_time)}",
+    ]
+    if wall_seconds is not None:
+        parts.append(f"wall: {wall_seconds:.2f}s")
+    return "; ".join(parts)
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_yaml(doc: dict[str, Any]) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
+
+
+def to_jsonl(doc: dict[str, Any]) -> Iterable[str]:
+    for e in doc["events"]:
+        yield json.dumps({"type": "event", **e}, ensure_ascii=False) + "\n"
+    for p in doc["preemptions"]:
+        yield json.dumps({"type": "preemption", **p}, ensure_ascii=False) + "\n"
+    for p in doc["pods"]:
+        yield json.dumps({"type": "pod", **p}, ensure_ascii=False) + "\n"
+    summary = {k: v for k, v in doc.items() if k not in ("pods", "events", "preemptions")}
+    yield json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n"

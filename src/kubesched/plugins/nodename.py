@@ -1,0 +1,56 @@
+"""NodeName: a pod that names a node fits only that node (upstream nodename/node_name.go).
+
+Filter only (v1.36; master adds a PreFilter that narrows to the named node for
+in-place resize, which does not concern pending pods). ``Pod.node_name`` is
+kubesched's ``spec.nodeName``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from kubesched.framework.config import PluginArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import NODE_ADD, ClusterEventWithHint
+from kubesched.framework.interfaces import Handle, Verdicts
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.status import SUCCESS, Status, unresolvable
+from kubesched.framework.types import NodeInfo, PodInfo
+
+NAME: Final = "NodeName"
+ERR_REASON: Final = "node(s) didn't match the requested node name"
+"""Filter reason (upstream ErrReason); code UnschedulableAndUnresolvable."""
+
+_STATUS: Final = unresolvable(ERR_REASON)
+
+
+class NodeName:
+    """Filter plugin; takes no args."""
+
+    name = NAME
+
+    def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
+        del args, handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Node Add, no hint (queueing hints on: preCheck gone, Add alone suffices)."""
+        return [ClusterEventWithHint(NODE_ADD)]
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Success or UnschedulableAndUnresolvable ``ERR_REASON``."""
+        want = pod.pod.node_name
+        if not want or want == node.name:
+            return SUCCESS
+        return _STATUS
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+        want = pod.pod.node_name
+        if not want:
+            return Verdicts.all_pass(table.capacity)
+        fail = np.ones(table.capacity, dtype=np.bool_)
+        row = table.row_of.get(want)
+        if row is not None:
+            fail[row] = False
+        return Verdicts.from_mask(fail, _STATUS)

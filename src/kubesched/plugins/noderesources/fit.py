@@ -1,0 +1,168 @@
+"""NodeResourcesFit (upstream pkg/scheduler/framework/plugins/noderesources/fit.go, v1.36).
+
+- PreFilter: stores the pod's effective request (PodRequests: containers +
+  sidecars, max with init containers, pod-level requests, overhead) under
+  ``PreFilterNodeResourcesFit``. Always Success; no PreFilterExtensions (the
+  state does not depend on other pods).
+- Filter: see :mod:`fit_check` (reasons, order, Unresolvable rule). Error when
+  PreFilter did not run.
+- PreScore / Score: the configured scoring strategy (LeastAllocated by
+  default, MostAllocated, RequestedToCapacityRatio) over
+  ``scoringStrategy.resources``; see :mod:`resource_allocation` for the
+  amounts. No NormalizeScore.
+- EventsToRegister: see :mod:`fit_hints`.
+
+Both Filter and Score have a vector form over the NodeTable that gives the
+same statuses and scores as the per-node form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from kubesched.framework.config import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    NodeResourcesFitArgs,
+)
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interfaces import NodeSet, PreFilterExtensions, ScoreExtensions, Verdicts
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.results import PreFilterResult
+from kubesched.framework.status import SUCCESS, Status, error
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.noderesources import fit_hints
+from kubesched.plugins.noderesources.fit_check import (
+    IgnoredResources,
+    PodRequest,
+    fits_request,
+    fits_vector,
+    status_of,
+)
+from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
+from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
+from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
+    RequestedToCapacityRatioScorer,
+)
+from kubesched.plugins.noderesources.resource_allocation import (
+    ResourceAllocation,
+    Scorer,
+    resources_not_found,
+)
+from kubesched.plugins.noderesources.validation import validate_fit_args
+
+NAME: Final = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+def _pre_filter_state_missing() -> Status:
+    # Upstream: fmt.Errorf("error reading %q from cycleState: %w", key, ErrNotFound)
+    return error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def make_scorer(args: NodeResourcesFitArgs) -> Scorer:
+    s = args.scoring_strategy
+    weights = [r.weight for r in s.resources]
+    if s.type == LEAST_ALLOCATED:
+        return LeastAllocatedScorer(weights)
+    if s.type == MOST_ALLOCATED:
+        return MostAllocatedScorer(weights)
+    if s.type == REQUESTED_TO_CAPACITY_RATIO:
+        return RequestedToCapacityRatioScorer(weights, s.shape)
+    raise ValueError(f"scoring strategy {s.type} is not supported")
+
+
+class Fit:
+    """The NodeResourcesFit plugin (PreFilter, Filter, PreScore, Score, EnqueueExtensions)."""
+
+    name = NAME
+
+    def __init__(self, args: object = None, handle: object = None) -> None:
+        if args is None:
+            args = NodeResourcesFitArgs()
+        if not isinstance(args, NodeResourcesFitArgs):
+            got = type(args).__name__
+            raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {got}")
+        validate_fit_args(args)
+        self.args = args
+        self.ignored = IgnoredResources(
+            frozenset(args.ignored_resources), frozenset(args.ignored_resource_groups)
+        )
+        self.allocation = ResourceAllocation(args.scoring_strategy.resources, use_requested=False)
+        self.scorer = make_scorer(args)
+
+    # -- PreFilter ----------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]:
+        state.write(PRE_FILTER_STATE_KEY, PodRequest.of(pod.request, self.ignored))
+        return None, SUCCESS
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        return None
+
+    # -- Filter -------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, PodRequest):
+            return _pre_filter_state_missing()
+        insufficient = fits_request(req, node)
+        if not insufficient:
+            return SUCCESS
+        return status_of(insufficient)
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, PodRequest):
+            return None  # the per-node path reports the error
+        return fits_vector(req, table)
+
+    # -- PreScore / Score -----------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.allocation.pod_request_list(pod)))
+        return SUCCESS
+
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            return s.pod_requests
+        return self.allocation.pod_request_list(pod)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        if not self.allocation.resources:
+            return 0, resources_not_found()
+        a = self.allocation.node_amounts(node, self._pod_requests(state, pod))
+        return self.scorer.score(a.requested, a.allocated, a.allocatable), SUCCESS
+
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+        if not self.allocation.resources:
+            return None  # the per-node path reports the error
+        t = nodes.table
+        rows = nodes.rows
+        a = self.allocation.table_amounts(
+            t.allocatable[rows],
+            t.requested[rows],
+            t.non_zero[rows],
+            t.res_index,
+            self._pod_requests(state, pod),
+        )
+        return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    # -- EnqueueExtensions ----------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return fit_hints.events_to_register()

@@ -1,0 +1,132 @@
+"""NodeResourcesFit's EventsToRegister and queueing hints (upstream fit.go, v1.36).
+
+Registered events (QueueingHints on, InPlacePodVerticalScaling GA since v1.35):
+
+- ``Pod`` ``Delete | UpdatePodScaleDown`` -> :func:`is_schedulable_after_pod_event`
+- ``Node`` ``Add | UpdateNodeAllocatable`` -> :func:`is_schedulable_after_node_change`
+
+(With QueueingHints off upstream also registers UpdateNodeTaint | UpdateNodeLabel;
+with DRAExtendedResource it adds DeviceClass Add|Update. kubesched has neither.)
+"""
+
+from __future__ import annotations
+
+from kubesched.api.resources import is_scalar_resource_name, pod_requests
+from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, Node, Pod
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventObject,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.types import NodeInfo, Resource, spec_facts
+from kubesched.plugins.noderesources.fit_check import PodRequest, fits_request
+
+POD_EVENT = ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
+NODE_EVENT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)
+
+
+def events_to_register() -> list[ClusterEventWithHint]:
+    return [
+        ClusterEventWithHint(POD_EVENT, is_schedulable_after_pod_event),
+        ClusterEventWithHint(NODE_EVENT, is_schedulable_after_node_change),
+    ]
+
+
+# --------------------------------------------------------------------------- pods
+
+
+def is_schedulable_after_pod_event(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
+    """A pod was deleted (``new is None``) or scaled down.
+
+    Delete: QUEUE unless the deleted pod was neither bound nor nominated.
+    Scale-down: QUEUE if it is the rejected pod itself, or a bound pod whose
+    request dropped for a resource the rejected pod requests; else SKIP.
+    Unexpected objects QUEUE (upstream returns Queue with an error)."""
+    if not isinstance(old, Pod):
+        return QueueingHint.QUEUE
+    if new is None:
+        if old.node_name == "" and old.nominated_node_name == "":
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+    if not isinstance(new, Pod):
+        return QueueingHint.QUEUE
+    if _scale_down_may_help(pod, old, new):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def _scale_down_may_help(target: Pod, original: Pod, modified: Pod) -> bool:
+    if modified.uid == target.uid:
+        return True
+    if modified.node_name == "":
+        return False
+    # Upstream reads PodRequests with UseStatusResources (allocated resources of a
+    # resize in progress); kubesched pods carry their spec requests only.
+    before = spec_facts(original.spec).request
+    after = spec_facts(modified.spec).request
+    for name, amount in pod_requests(target.spec).items():
+        if amount == 0:
+            continue
+        if name == CPU:
+            if before.milli_cpu > after.milli_cpu:
+                return True
+        elif name == MEMORY:
+            if before.memory > after.memory:
+                return True
+        elif name == EPHEMERAL_STORAGE:
+            if before.ephemeral_storage > after.ephemeral_storage:
+                return True
+        elif is_scalar_resource_name(name) and before.scalar.get(name, 0) > after.scalar.get(
+            name, 0
+        ):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
+    """A node was added or its allocatable changed.
+
+    SKIP when the pod would not fit the node even empty (all resources checked,
+    ``ignoredResources`` not applied, as upstream's isFit); QUEUE for an added
+    node it fits; for an update QUEUE only when the pods capacity or an amount
+    the pod requests grew."""
+    if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+        return QueueingHint.QUEUE
+    request = spec_facts(pod.spec).request
+    if not is_fit(request, new):
+        return QueueingHint.SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    if not have_any_requested_resources_increased(request, old, new):
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE
+
+
+def is_fit(request: Resource, node: Node) -> bool:
+    """Whether the request fits the node with no pods on it (upstream isFit)."""
+    return len(fits_request(PodRequest.of(request), NodeInfo(node))) == 0
+
+
+def have_any_requested_resources_increased(request: Resource, old: Node, new: Node) -> bool:
+    before = Resource.from_list(old.allocatable)
+    after = Resource.from_list(new.allocatable)
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    if PodRequest.of(request).is_zero():
+        return False
+    if (
+        (request.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (request.memory > 0 and after.memory > before.memory)
+        or (request.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+    ):
+        return True
+    return any(
+        q != 0 and after.scalar.get(name, 0) > before.scalar.get(name, 0)
+        for name, q in request.scalar.items()
+    )

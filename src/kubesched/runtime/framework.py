@@ -1,0 +1,531 @@
+"""Framework: the plugins of one profile and the runner of each extension point.
+
+Built from a ``Profile`` and a registry (plugin name -> factory). It is also
+the ``Handle`` its plugins receive: the handle's services (node table, nominator,
+clock, random source, cluster reader/writer, recorder) come from a
+``Services`` object the scheduler supplies.
+
+Runner semantics follow upstream's frameworkImpl (runtime/framework.go):
+PreFilter runs all plugins when one says Unschedulable and stops at the
+first UnschedulableAndUnresolvable; Filter stops at the first non-success
+and wraps non-rejections as errors; PostFilter stops at the first success,
+UnschedulableAndUnresolvable or error; PreScore/Score skip plugins that
+returned Skip; scores are normalised, range-checked and weighted.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kubesched.api.types import Pod, PodDisruptionBudget
+from kubesched.framework.config import (
+    BIND,
+    FILTER,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_ENQUEUE,
+    PRE_FILTER,
+    PRE_SCORE,
+    QUEUE_SORT,
+    RESERVE,
+    SCORE,
+    PluginArgs,
+    Profile,
+)
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interfaces import (
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    NodeSet,
+    Nominator,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueuedInfo,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    VectorFilterPlugin,
+    VectorScorePlugin,
+)
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.results import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodeScore,
+    NodeToStatus,
+    NominatingMode,
+    PostFilterResult,
+    PreFilterResult,
+)
+from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
+from kubesched.framework.types import NodeInfo, PodInfo
+
+PluginFactory = Callable[[PluginArgs | None, "Framework"], Plugin]
+
+
+@dataclass(slots=True)
+class Services:
+    """What the scheduler lends every profile's framework."""
+
+    table: NodeTable
+    nominator: Nominator
+    clock: Clock
+    rng: random.Random
+    reader: ClusterReader
+    writer: ClusterWriter
+    recorder: EventRecorder
+    activate: Callable[[Sequence[Pod]], None]
+
+
+class ScoreError(Exception):
+    """A Score / NormalizeScore / PreScore failure (the cycle ends with an error)."""
+
+
+class Framework:
+    """One profile's plugins, by extension point, and their runners."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        registry: Mapping[str, PluginFactory],
+        services: Services,
+    ) -> None:
+        self.profile = profile
+        self.services = services
+        self._instances: dict[str, Plugin] = {}
+
+        def get(name: str) -> Plugin:
+            inst = self._instances.get(name)
+            if inst is None:
+                factory = registry.get(name)
+                if factory is None:
+                    raise KeyError(f"plugin {name!r} does not exist")
+                inst = factory(profile.plugin_args.get(name), self)
+                self._instances[name] = inst
+            return inst
+
+        def point(name: str) -> list[Plugin]:
+            return [get(ref.name) for ref in profile.enabled(name)]
+
+        self.pre_enqueue_plugins = [
+            p for p in point(PRE_ENQUEUE) if isinstance(p, PreEnqueuePlugin)
+        ]
+        qs = [p for p in point(QUEUE_SORT) if isinstance(p, QueueSortPlugin)]
+        self.queue_sort: QueueSortPlugin | None = qs[0] if qs else None
+        self.pre_filter_plugins = [p for p in point(PRE_FILTER) if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in point(FILTER) if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins = [
+            p for p in point(POST_FILTER) if isinstance(p, PostFilterPlugin)
+        ]
+        self.pre_score_plugins = [p for p in point(PRE_SCORE) if isinstance(p, PreScorePlugin)]
+        self.score_plugins = [p for p in point(SCORE) if isinstance(p, ScorePlugin)]
+        self.score_weights = {ref.name: ref.weight or 1 for ref in profile.enabled(SCORE)}
+        self.reserve_plugins = [p for p in point(RESERVE) if isinstance(p, ReservePlugin)]
+        self.permit_plugins = [p for p in point(PERMIT) if isinstance(p, PermitPlugin)]
+        self.pre_bind_plugins = [p for p in point(PRE_BIND) if isinstance(p, PreBindPlugin)]
+        self.bind_plugins = [p for p in point(BIND) if isinstance(p, BindPlugin)]
+        self.post_bind_plugins = [p for p in point(POST_BIND) if isinstance(p, PostBindPlugin)]
+        self._vector_filters = all(isinstance(p, VectorFilterPlugin) for p in self.filter_plugins)
+        self._vector_scores = all(isinstance(p, VectorScorePlugin) for p in self.score_plugins)
+        self.force_exact = False
+        """Tests set this to run every point through the per-node (exact) path."""
+
+    # ------------------------------------------------------------------ Handle
+    @property
+    def scheduler_name(self) -> str:
+        return self.profile.scheduler_name
+
+    @property
+    def table(self) -> NodeTable:
+        return self.services.table
+
+    @property
+    def nominator(self) -> Nominator:
+        return self.services.nominator
+
+    @property
+    def clock(self) -> Clock:
+        return self.services.clock
+
+    @property
+    def rng(self) -> random.Random:
+        return self.services.rng
+
+    @property
+    def reader(self) -> ClusterReader:
+        return self.services.reader
+
+    @property
+    def writer(self) -> ClusterWriter:
+        return self.services.writer
+
+    @property
+    def recorder(self) -> EventRecorder:
+        return self.services.recorder
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        self.services.activate(pods)
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        return self.services.reader.pdbs()
+
+    def plugins(self) -> list[Plugin]:
+        """Every instantiated plugin of this profile (each once)."""
+        return list(self._instances.values())
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Plugin name -> events that may make a pod it rejected schedulable."""
+        return {
+            p.name: p.events_to_register()
+            for p in self._instances.values()
+            if isinstance(p, EnqueueExtensions)
+        }
+
+    # ------------------------------------------------------------------ queue
+    def less(self, a: QueuedInfo, b: QueuedInfo) -> bool:
+        assert self.queue_sort is not None
+        return self.queue_sort.less(a, b)
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status:
+        for p in self.pre_enqueue_plugins:
+            s = p.pre_enqueue(pod)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(
+                    Code.ERROR,
+                    f'running PreEnqueue plugin "{p.name}": {s.message()}',
+                    plugin=p.name,
+                )
+        return SUCCESS
+
+    # ------------------------------------------------------------------ PreFilter
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[PreFilterResult | None, Status, list[str]]:
+        """(merged result, status, plugins that narrowed the node set)."""
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        skip: set[str] = set()
+        ret = SUCCESS
+        for p in self.pre_filter_plugins:
+            r, s = p.pre_filter(state, pod, self.table)
+            if s.is_skip():
+                skip.add(p.name)
+                continue
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, []
+                if s.code == Code.UNSCHEDULABLE:
+                    ret = s
+                    continue
+                return (
+                    None,
+                    Status(
+                        Code.ERROR,
+                        f'running PreFilter plugin "{p.name}": {s.message()}',
+                        plugin=p.name,
+                    ),
+                    [],
+                )
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.append(p.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and result.node_names is not None and not result.node_names:
+                if len(plugins_with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                else:
+                    names = go_list(plugins_with_nodes)
+                    msg = f"node(s) didn't satisfy plugin(s) {names} simultaneously"
+                return result, unresolvable(msg), plugins_with_nodes
+        state.skip_filter_plugins = frozenset(skip)
+        return result, ret, plugins_with_nodes
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.add_pod(state, pod, to_add, node)
+            if not s.is_success():
+                return error(f'running AddPod on PreFilter plugin "{p.name}": {s.message()}')
+        return SUCCESS
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is None:
+                continue
+            s = ext.remove_pod(state, pod, to_remove, node)
+            if not s.is_success():
+                return error(f'running RemovePod on PreFilter plugin "{p.name}": {s.message()}')
+        return SUCCESS
+
+    # ------------------------------------------------------------------ Filter
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Filters in order; the first non-success is returned with the plugin stamped."""
+        skip = state.skip_filter_plugins
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            s = p.filter(state, pod, node)
+            if not s.is_success():
+                if not s.is_rejected():
+                    return Status(
+                        Code.ERROR,
+                        f'running "{p.name}" filter plugin: {s.message()}',
+                        plugin=p.name,
+                    )
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Two passes as upstream: with the nominated pods of >= priority added, then
+        (only if some were added and pass 1 succeeded) without them."""
+        status = SUCCESS
+        pods_added = False
+        for i in range(2):
+            state_to_use = state
+            node_to_use = node
+            if i == 0:
+                pods_added, state_to_use, node_to_use, s = self._add_ge_nominated_pods(
+                    state, pod, node
+                )
+                if not s.is_success():
+                    return s
+            elif not pods_added or not status.is_success():
+                break
+            status = self.run_filter_plugins(state_to_use, pod, node_to_use)
+            if not status.is_success() and not status.is_rejected():
+                return status
+        return status
+
+    def nominated_ge(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """Pods nominated to this node with priority >= the pod's (not the pod itself)."""
+        noms = self.nominator.nominated_pods_for_node(node_name)
+        if not noms:
+            return []
+        prio = pod.pod.priority
+        uid = pod.pod.uid
+        return [n for n in noms if n.pod.priority >= prio and n.pod.uid != uid]
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo, Status]:
+        noms = self.nominated_ge(pod, node.name)
+        if not noms:
+            return False, state, node, SUCCESS
+        node_out = node.clone()
+        state_out = state.clone()
+        for n in noms:
+            node_out.add_pod(n)
+            s = self.run_pre_filter_extension_add_pod(state_out, pod, n, node_out)
+            if not s.is_success():
+                return False, state, node, s
+        return True, state_out, node_out, SUCCESS
+
+    def filter_vector(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[np.ndarray, list[Status]] | None:
+        """All filter plugins over all table rows, without nominated pods:
+        (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
+        if self.force_exact or not self._vector_filters:
+            return None
+        table = self.table
+        result = np.full(table.capacity, -1, dtype=np.int32)
+        statuses: list[Status] = []
+        skip = state.skip_filter_plugins
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            assert isinstance(p, VectorFilterPlugin)
+            v = p.filter_vector(state, pod, table)
+            if v is None:
+                return None
+            if not v.statuses:
+                continue
+            fail = (result < 0) & (v.index >= 0)
+            if fail.any():
+                result[fail] = v.index[fail] + len(statuses)
+            statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+        return result, statuses
+
+    # ------------------------------------------------------------------ PostFilter
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for p in self.post_filter_plugins:
+            r, s = p.post_filter(state, pod, statuses)
+            if s.is_success():
+                return r, s.with_plugin(p.name)
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(p.name)
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, *s.reasons, plugin=p.name)
+            if (
+                r is not None
+                and r.nominating_info is not None
+                and r.nominating_info.mode == NominatingMode.OVERRIDE
+            ):
+                result = r
+            reasons.extend(s.reasons)
+            rejector = rejector or p.name
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    # ------------------------------------------------------------------ Score
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> None:
+        skip: set[str] = set()
+        for p in self.pre_score_plugins:
+            s = p.pre_score(state, pod, nodes)
+            if s.is_skip():
+                skip.add(p.name)
+            elif not s.is_success():
+                raise ScoreError(f'running PreScore plugin "{p.name}": {s.message()}')
+        state.skip_score_plugins = frozenset(skip)
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet
+    ) -> tuple[IntArray, dict[str, IntArray]]:
+        """(total weighted score per node, per-plugin weighted scores)."""
+        plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+        total = np.zeros(len(nodes), dtype=np.int64)
+        per_plugin: dict[str, IntArray] = {}
+        for p in plugins:
+            scores = self._plugin_scores(state, pod, nodes, p)
+            bad = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
+            if bad.any():
+                raise ScoreError(
+                    f'plugin "{p.name}" returns an invalid score {int(scores[bad][0])}, it should '
+                    f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            weighted = scores * self.score_weights.get(p.name, 1)
+            per_plugin[p.name] = weighted
+            total += weighted
+        return total, per_plugin
+
+    def _plugin_scores(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet, p: ScorePlugin
+    ) -> IntArray:
+        if not self.force_exact and isinstance(p, VectorScorePlugin):
+            v = p.score_vector(state, pod, nodes)
+            if v is not None:
+                return v
+        lst: list[NodeScore] = []
+        for info in nodes.infos:
+            score, s = p.score(state, pod, info)
+            if not s.is_success():
+                raise ScoreError(f'plugin "{p.name}" failed with: {s.message()}')
+            lst.append(NodeScore(info.name, score))
+        ext = p.score_extensions()
+        if ext is not None:
+            s = ext.normalize_score(state, pod, lst)
+            if not s.is_success():
+                raise ScoreError(f'plugin "{p.name}" failed with: {s.message()}')
+        return np.fromiter((x.score for x in lst), dtype=np.int64, count=len(lst))
+
+    # ------------------------------------------------------------------ binding cycle
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.reserve_plugins:
+            s = p.reserve(state, pod, node)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(
+                    Code.ERROR, f'running Reserve plugin "{p.name}": {s.message()}', plugin=p.name
+                )
+        return SUCCESS
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in reversed(self.reserve_plugins):
+            p.unreserve(state, pod, node)
+
+    def run_permit_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.permit_plugins:
+            s, _timeout = p.permit(state, pod, node)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                if s.is_wait():
+                    # kubesched binds synchronously: a waiting pod is not supported yet.
+                    return Status(
+                        Code.ERROR, f'Permit plugin "{p.name}" asked to wait', plugin=p.name
+                    )
+                return Status(
+                    Code.ERROR, f'running Permit plugin "{p.name}": {s.message()}', plugin=p.name
+                )
+        return SUCCESS
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        for p in self.pre_bind_plugins:
+            s = p.pre_bind(state, pod, node)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(
+                    Code.ERROR, f'running PreBind plugin "{p.name}": {s.message()}', plugin=p.name
+                )
+        return SUCCESS
+
+    def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        if not self.bind_plugins:
+            return Status(Code.SKIP)
+        s: Status = SUCCESS
+        for p in self.bind_plugins:
+            s = p.bind(state, pod, node)
+            if s.is_skip():
+                continue
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(p.name)
+                return Status(
+                    Code.ERROR, f'running Bind plugin "{p.name}": {s.message()}', plugin=p.name
+                )
+            return s
+        return s
+
+    def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        for p in self.post_bind_plugins:
+            p.post_bind(state, pod, node)
+
+
+def go_list(items: Sequence[str]) -> str:
+    """Go's ``%v`` of a []string: ``[a b c]``."""
+    return "[" + " ".join(items) + "]"

@@ -1,0 +1,204 @@
+"""Field errors worded like apimachinery's ``field.Error``, and Kubernetes name checks.
+
+Upstream reports a bad configuration as ``<path>: <body>`` where the body is
+``field.Error.ErrorBody()``: ``Invalid value: 200: not in valid range [0, 100]``,
+``Required value``, ``Unsupported value: "X": supported values: "A", "B"``,
+``Duplicate value: "x"``, ``Forbidden: <detail>``. ``FieldError.to_input_error``
+turns one into ``InputError(field=<path>, message=<body>)``.
+
+Bad values are printed the way Go's ``ErrorBody`` prints them: integers
+plainly, strings (named string types too) quoted, string slices as
+``[]string{"a"}`` / ``[]string(nil)``. Callers pass a ``GoValue`` when the
+Go rendering of a composite value matters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from kubesched.api.errors import InputError
+
+OBJ: Final = "KubeSchedulerConfiguration"
+
+
+@dataclass(frozen=True, slots=True)
+class GoValue:
+    """A bad value whose Go rendering is given verbatim (e.g. a struct's ``%#v``)."""
+
+    text: str
+
+
+BadValue = int | str | bool | None | GoValue | Sequence[str]
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` for the strings configuration holds (printable text)."""
+    return json.dumps(s, ensure_ascii=False)
+
+
+def go_string_slice(values: Sequence[str] | None) -> str:
+    """Go's ``%#v`` of a ``[]string``: ``[]string(nil)`` when absent."""
+    if values is None:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
+
+
+def _render(value: BadValue) -> str:
+    if isinstance(value, GoValue):
+        return value.text
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    return go_string_slice(list(value))
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One validation failure: the field path and upstream's ``ErrorBody()``."""
+
+    path: str
+    body: str
+
+    def to_input_error(self, source: str) -> InputError:
+        return InputError(self.body, source=source or None, obj=OBJ, field=self.path or None)
+
+
+class ConfigError(Exception):
+    """Raised inside the config package; ``parse_config`` adds the source and object."""
+
+    def __init__(self, error: FieldError) -> None:
+        super().__init__(f"{error.path}: {error.body}")
+        self.error = error
+
+
+def fail(path: str, body: str) -> ConfigError:
+    """A ``ConfigError`` for ``path`` with an already worded body."""
+    return ConfigError(FieldError(path, body))
+
+
+def invalid(path: str, value: BadValue, detail: str) -> FieldError:
+    body = f"Invalid value: {_render(value)}"
+    return FieldError(path, f"{body}: {detail}" if detail else body)
+
+
+def required(path: str, detail: str = "") -> FieldError:
+    return FieldError(path, f"Required value: {detail}" if detail else "Required value")
+
+
+def forbidden(path: str, detail: str) -> FieldError:
+    return FieldError(path, f"Forbidden: {detail}" if detail else "Forbidden")
+
+
+def duplicate(path: str, value: BadValue) -> FieldError:
+    return FieldError(path, f"Duplicate value: {_render(value)}")
+
+
+def not_supported(path: str, value: BadValue, valid: Sequence[str]) -> FieldError:
+    body = f"Unsupported value: {_render(value)}"
+    if valid:
+        body += ": supported values: " + ", ".join(go_quote(v) for v in valid)
+    return FieldError(path, body)
+
+
+def child(path: str, name: str) -> str:
+    """``field.Path.Child``: ``a`` + ``b`` -> ``a.b``; an empty parent gives ``b``."""
+    return f"{path}.{name}" if path else name
+
+
+def index(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+# --------------------------------------------------------------------------- names
+# k8s.io/apimachinery/pkg/util/validation: IsQualifiedName, IsValidLabelValue.
+
+_QNAME_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RE: Final = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_MSG: Final = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+    "with an alphanumeric character"
+)
+_LABEL_VALUE_FMT: Final = f"({_QNAME_FMT})?"
+_LABEL_VALUE_RE: Final = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_LABEL_VALUE_MSG: Final = (
+    "a valid label must be an empty string or consist of alphanumeric characters, "
+    "'-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT: Final = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
+_DNS1123_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_SUBDOMAIN_MSG: Final = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+    "'-' or '.', and must start and end with an alphanumeric character"
+)
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def _dns1123_subdomain_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN_RE.match(value):
+        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """``validation.IsQualifiedName``: ``[prefix/]name`` as label keys are."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in _dns1123_subdomain_errors(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.match(name):
+        errs.append(
+            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """``validation.IsValidLabelValue``."""
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.match(value):
+        errs.append(
+            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
+        )
+    return errs
+
+
+def validate_label_name(path: str, name: str) -> list[FieldError]:
+    """metav1validation.ValidateLabelName: one Invalid error per failed rule."""
+    return [invalid(path, name, msg) for msg in qualified_name_errors(name)]

@@ -1,0 +1,112 @@
+"""QueuedPodInfo: a pending pod plus its bookkeeping in the scheduling queue.
+
+Mirrors upstream ``framework.QueuedPodInfo`` (pkg/scheduler/framework/types.go).
+It satisfies ``framework.interfaces.QueuedInfo`` (``.pod``, ``.timestamp``), so
+a QueueSort plugin's ``less`` can compare two of them directly.
+
+Who writes which field:
+
+- the queue sets ``timestamp`` (on add and on every re-add after a failure),
+  ``attempts`` (on pop), ``initial_attempt_timestamp`` (first entry into
+  activeQ), the two counters (in ``add_unschedulable_if_not_present``),
+  ``backoff_expiration`` (a cache), ``gating_plugin`` / ``gating_plugin_events``
+  (PreEnqueue) and ``was_flushed_from_unschedulable``;
+- the scheduling cycle sets ``unschedulable_plugins`` / ``pending_plugins``
+  from the Diagnosis before handing a failed pod back to the queue.
+"""
+
+from __future__ import annotations
+
+from kubesched.api.types import Pod, Time
+from kubesched.framework.events import ClusterEvent
+from kubesched.framework.types import PodInfo
+
+
+class QueuedPodInfo:
+    """A pod waiting in (or popped from) the scheduling queue."""
+
+    __slots__ = (
+        "attempts",
+        "backoff_expiration",
+        "consecutive_errors_count",
+        "gating_plugin",
+        "gating_plugin_events",
+        "initial_attempt_timestamp",
+        "pending_plugins",
+        "pod_info",
+        "seq",
+        "timestamp",
+        "unschedulable_count",
+        "unschedulable_plugins",
+        "was_flushed_from_unschedulable",
+    )
+
+    def __init__(
+        self,
+        pod_info: PodInfo,
+        timestamp: Time = 0,
+        *,
+        seq: int = 0,
+        unschedulable_plugins: set[str] | None = None,
+        pending_plugins: set[str] | None = None,
+    ) -> None:
+        self.pod_info = pod_info
+        self.timestamp: Time = timestamp
+        """When the pod was added to the queue, refreshed on every re-add after a failure."""
+        self.seq = seq
+        """Order in which ``timestamp`` values were assigned. Ties between equal
+        timestamps are broken by it, which reproduces what a real (strictly
+        increasing) clock would give; see ``SchedulingQueue`` docs."""
+        self.attempts = 0
+        """Scheduling attempts (incremented on every pop)."""
+        self.initial_attempt_timestamp: Time | None = None
+        self.unschedulable_count = 0
+        """Attempts that ended with a rejection (drives the backoff)."""
+        self.consecutive_errors_count = 0
+        """Attempts in a row that ended with an error (drives the error backoff)."""
+        self.backoff_expiration: Time | None = None
+        """Cached backoff expiry (window-aligned); ``None`` = not computed yet."""
+        self.unschedulable_plugins: set[str] = (
+            unschedulable_plugins if unschedulable_plugins is not None else set()
+        )
+        self.pending_plugins: set[str] = pending_plugins if pending_plugins is not None else set()
+        self.gating_plugin = ""
+        """The PreEnqueue plugin that gated the pod ("" = not gated)."""
+        self.gating_plugin_events: tuple[ClusterEvent, ...] = ()
+        """Events the gating plugin registered: only these can move the gated pod."""
+        self.was_flushed_from_unschedulable = False
+        """Set when the leftover flush moved the pod; cleared when it fails again."""
+
+    @property
+    def pod(self) -> Pod:
+        return self.pod_info.pod
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``: the identity used by every queue structure."""
+        return self.pod_info.pod.key
+
+    def gated(self) -> bool:
+        return self.gating_plugin != ""
+
+    def rejector_plugins(self) -> set[str]:
+        """Unschedulable plugins plus Pending plugins."""
+        if not self.pending_plugins:
+            return self.unschedulable_plugins
+        return self.unschedulable_plugins | self.pending_plugins
+
+    def update(self, pod: Pod) -> None:
+        """Take a newer version of the same pod (upstream QueuedPodInfo.Update).
+
+        Upstream swaps the pointer when the UID is unchanged, keeping the
+        precomputed data. kubesched's precomputed data derives from the spec,
+        so it is kept only when the spec object is the same too.
+        """
+        old = self.pod_info.pod
+        if old.uid == pod.uid and old.spec is pod.spec:
+            self.pod_info.pod = pod
+        else:
+            self.pod_info = PodInfo(pod)
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.pod.key}, ts={self.timestamp}, attempts={self.attempts})"

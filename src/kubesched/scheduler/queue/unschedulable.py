@@ -1,0 +1,102 @@
+"""The unschedulable pod pool (upstream unschedulable_pods.go).
+
+A map ``namespace/name -> QueuedPodInfo`` holding both pods that were tried
+and rejected and pods gated at PreEnqueue (``pinfo.gated()``). Besides the
+map it keeps:
+
+- the set of gated keys, so that ``pending_pods()`` splits "unschedulable"
+  from "gated" in O(1);
+- a lazy min-heap of timestamps of the pods the 5-minute leftover flush
+  could move, so that the queue can say when that flush next matters
+  without scanning the pool.
+
+Whenever the gating state of a pod in the pool may have changed, the queue
+calls ``add_or_update`` (or ``refresh``) again so both stay exact.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+
+from kubesched.api.types import Pod, Time
+from kubesched.scheduler.queue.metrics import UNSCHEDULABLE, QueueMetrics
+from kubesched.scheduler.queue.queued_pod import QueuedPodInfo
+
+
+class UnschedulablePods:
+    def __init__(
+        self, metrics: QueueMetrics, leftover_movable: Callable[[QueuedPodInfo], bool]
+    ) -> None:
+        self._map: dict[str, QueuedPodInfo] = {}
+        self._gated: set[str] = set()
+        self._metrics = metrics
+        self._leftover_movable = leftover_movable
+        self._ts_heap: list[tuple[Time, int, int, str, QueuedPodInfo]] = []
+        self._push_seq = itertools.count()
+
+    def __len__(self) -> int:
+        return len(self._map)
+
+    def __iter__(self) -> Iterator[QueuedPodInfo]:
+        """A snapshot of the pool (safe to mutate the pool while iterating)."""
+        return iter(list(self._map.values()))
+
+    def get(self, pod: Pod) -> QueuedPodInfo | None:
+        return self._map.get(pod.key)
+
+    def add_or_update(self, pinfo: QueuedPodInfo, event: str) -> None:
+        """Store ``pinfo``; the incoming-pods metric counts only new entries."""
+        key = pinfo.key
+        if key not in self._map:
+            self._metrics.incoming(UNSCHEDULABLE, event)
+        self._map[key] = pinfo
+        self._track(key, pinfo)
+
+    def refresh(self, pinfo: QueuedPodInfo) -> None:
+        """Re-read the gating state of ``pinfo`` if it is the stored entry."""
+        key = pinfo.key
+        if self._map.get(key) is pinfo:
+            self._track(key, pinfo)
+
+    def delete(self, pod: Pod) -> QueuedPodInfo | None:
+        key = pod.key
+        self._gated.discard(key)
+        return self._map.pop(key, None)
+
+    def gated_count(self) -> int:
+        return len(self._gated)
+
+    def earliest_leftover_timestamp(self) -> Time | None:
+        """Smallest timestamp among pods the leftover flush could move."""
+        h = self._ts_heap
+        while h:
+            ts, _, _, key, pinfo = h[0]
+            if (
+                self._map.get(key) is pinfo
+                and pinfo.timestamp == ts
+                and self._leftover_movable(pinfo)
+            ):
+                return ts
+            heapq.heappop(h)
+        return None
+
+    def _track(self, key: str, pinfo: QueuedPodInfo) -> None:
+        if pinfo.gated():
+            self._gated.add(key)
+        else:
+            self._gated.discard(key)
+        if self._leftover_movable(pinfo):
+            entry = (pinfo.timestamp, pinfo.seq, next(self._push_seq), key, pinfo)
+            heapq.heappush(self._ts_heap, entry)
+            if len(self._ts_heap) > 2 * len(self._map) + 64:
+                self._compact()
+
+    def _compact(self) -> None:
+        self._ts_heap = [
+            (p.timestamp, p.seq, next(self._push_seq), k, p)
+            for k, p in self._map.items()
+            if self._leftover_movable(p)
+        ]
+        heapq.heapify(self._ts_heap)

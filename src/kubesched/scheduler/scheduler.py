@@ -1,0 +1,375 @@
+"""Scheduler: event handlers, the scheduling cycle, failure handling and binding.
+
+Backends (the simulated cluster, live mode) drive it:
+
+- cluster changes arrive through ``on_node_add/update/delete`` and
+  ``on_pod_add/update/delete`` (what upstream's informer event handlers do);
+- ``schedule_one()`` pops one pod and runs one full scheduling + binding cycle
+  synchronously, writing to the cluster through the ``ClusterWriter`` port;
+- ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
+  on the backend's clock.
+
+Upstream: pkg/scheduler/schedule_one.go and eventhandlers.go.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from kubesched.api.types import Node, Pod, PodCondition
+from kubesched.framework.config import SchedulerConfig
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
+from kubesched.framework.interfaces import QueuedInfo
+from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.results import FitError, NominatingInfo, NominatingMode
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.runtime.framework import Framework, PluginFactory, ScoreError, Services
+from kubesched.scheduler.algorithm import (
+    Algorithm,
+    NoNodesAvailable,
+    ScheduleResult,
+    SchedulingError,
+)
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.metrics import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    Metrics,
+)
+from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.queue.events import node_update_events, pod_update_events
+from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
+
+NOTE_LENGTH_LIMIT: Final = 1024
+CLEAR_NOMINATED_NODE: Final = NominatingInfo("", NominatingMode.OVERRIDE)
+
+REASON_UNSCHEDULABLE: Final = "Unschedulable"
+REASON_SCHEDULER_ERROR: Final = "SchedulerError"
+
+
+def truncate_message(message: str) -> str:
+    """Event notes are limited to 1024 characters (upstream truncateMessage)."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
+
+
+class Scheduler:
+    """One kube-scheduler: its profiles, queue, cache and algorithm."""
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        registry: Mapping[str, PluginFactory],
+        *,
+        clock: Clock,
+        rng: random.Random,
+        reader: ClusterReader,
+        writer: ClusterWriter,
+        recorder: EventRecorder,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.reader = reader
+        self.writer = writer
+        self.recorder = recorder
+        self.metrics = metrics or Metrics()
+        self.cache = Cache()
+        self.algorithm = Algorithm(config.percentage_of_nodes_to_score)
+        services = Services(
+            table=self.cache.table,
+            nominator=self,  # nominated pods come from the queue, see below
+            clock=clock,
+            rng=rng,
+            reader=reader,
+            writer=writer,
+            recorder=recorder,
+            activate=self.activate,
+        )
+        self.profiles: dict[str, Framework] = {
+            p.scheduler_name: Framework(p, registry, services) for p in config.profiles
+        }
+        first = next(iter(self.profiles.values()))
+        registry_events: dict[str, list[ClusterEventWithHint]] = {}
+        for fwk in self.profiles.values():
+            registry_events.update(fwk.events_to_register())
+        self.queue = SchedulingQueue(
+            first.less,
+            clock,
+            pod_initial_backoff=config.pod_initial_backoff_seconds * 1_000_000_000,
+            pod_max_backoff=config.pod_max_backoff_seconds * 1_000_000_000,
+            pre_enqueue=self._pre_enqueue,
+            event_registry=registry_events,
+            metrics=None,
+            pod_lister=reader.get_pod,
+            namespace_labels=self._namespace_labels,
+            sort_key=priority_sort_key if _uses_priority_sort(first) else None,
+        )
+
+    # ------------------------------------------------------------------ nominator port
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self.queue.nominated_pods_for_node(node_name)
+
+    def nominated_node_names(self) -> list[str]:
+        return self.queue.nominated_node_names()
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        self.queue.activate(pods)
+
+    def _pre_enqueue(self, pod: Pod) -> Status:
+        fwk = self.profiles.get(pod.spec.scheduler_name)
+        if fwk is None:
+            return Status(Code.SUCCESS)
+        return fwk.run_pre_enqueue_plugins(pod)
+
+    def less(self, a: QueuedInfo, b: QueuedInfo) -> bool:
+        return next(iter(self.profiles.values())).less(a, b)
+
+    def responsible_for(self, pod: Pod) -> bool:
+        return pod.spec.scheduler_name in self.profiles
+
+    # ------------------------------------------------------------------ node events
+    def on_node_add(self, node: Node) -> None:
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(NODE_ADD, None, node)
+
+    def on_node_update(self, old: Node, new: Node) -> None:
+        self.cache.update_node(old, new)
+        for event in node_update_events(old, new):
+            self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+
+    def on_node_delete(self, node: Node) -> None:
+        self.cache.remove_node(node)
+
+    # ------------------------------------------------------------------ pod events
+    def on_pod_add(self, pod: Pod) -> None:
+        if pod.node_name:
+            if _terminal(pod):
+                return
+            self.cache.add_pod(pod)
+            self.queue.assigned_pod_added(pod)
+        elif self.responsible_for(pod):
+            self.queue.add(pod)
+
+    def on_pod_update(self, old: Pod, new: Pod) -> None:
+        old_assigned = bool(old.node_name) and not _terminal(old)
+        new_assigned = bool(new.node_name) and not _terminal(new)
+        if old_assigned and new_assigned:
+            self.cache.update_pod(old, new)
+            for event in pod_update_events(old, new):
+                self.queue.assigned_pod_updated(old, new, event)
+        elif not old.node_name and new_assigned:
+            # Bound: leaves the queue side, enters the cache side.
+            if self.responsible_for(old):
+                self.queue.delete(old)
+            self.cache.add_pod(new)
+            self.queue.assigned_pod_added(new)
+        elif old_assigned and not new_assigned:
+            self._remove_assigned(old)
+        elif not old.node_name and not new.node_name and self.responsible_for(new):
+            if self.cache.is_assumed(new.uid):
+                return
+            self.queue.update(old, new)
+
+    def on_pod_delete(self, pod: Pod) -> None:
+        if pod.node_name:
+            if not _terminal(pod):
+                self._remove_assigned(pod)
+        elif self.responsible_for(pod):
+            self.queue.delete(pod)
+
+    def _remove_assigned(self, pod: Pod) -> None:
+        self.cache.remove_pod(pod)
+        self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, pod, None)
+
+    # ------------------------------------------------------------------ timers
+    def next_timer_deadline(self) -> int | None:
+        return self.queue.next_timer_deadline()
+
+    def on_timer(self) -> None:
+        self.queue.run_timers()
+
+    def _namespace_labels(self, namespace: str) -> dict[str, str]:
+        ns = self.reader.namespace(namespace)
+        return dict(ns.labels) if ns is not None else {}
+
+    # ------------------------------------------------------------------ the cycle
+    def schedule_one(self) -> bool:
+        """Run one scheduling cycle; False when no pod was ready to pop."""
+        qpi = self.queue.pop()
+        if qpi is None:
+            return False
+        pod = qpi.pod_info.pod
+        fwk = self.profiles.get(pod.spec.scheduler_name)
+        if fwk is None:
+            self.queue.done(pod.uid)
+            return True
+        if self._skip_pod_schedule(fwk, pod):
+            self.queue.done(pod.uid)
+            return True
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, qpi.pod_info)
+        except FitError as fit:
+            self._on_fit_error(fwk, state, qpi, fit)
+            return True
+        except NoNodesAvailable as err:
+            self._handle_failure(
+                fwk,
+                qpi,
+                Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err)),
+                CLEAR_NOMINATED_NODE,
+            )
+            return True
+        except (SchedulingError, ScoreError) as err:
+            self._handle_failure(fwk, qpi, Status(Code.ERROR, str(err)), CLEAR_NOMINATED_NODE)
+            return True
+        self._assume_and_bind(fwk, state, qpi, result)
+        return True
+
+    def _skip_pod_schedule(self, fwk: Framework, pod: Pod) -> bool:
+        if pod.deletion_timestamp is not None:
+            self.recorder.event(
+                pod,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {pod.namespace}/{pod.name}",
+            )
+            return True
+        return self.cache.is_assumed(pod.uid)
+
+    def _on_fit_error(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError
+    ) -> None:
+        if not fwk.has_post_filter_plugins():
+            self._handle_failure(
+                fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), CLEAR_NOMINATED_NODE, fit
+            )
+            return
+        result, status = fwk.run_post_filter_plugins(
+            state, qpi.pod_info, fit.diagnosis.node_to_status
+        )
+        fit.diagnosis.post_filter_msg = status.message()
+        nominating = result.nominating_info if result is not None else None
+        self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), nominating, fit)
+
+    def _assume_and_bind(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult
+    ) -> None:
+        host = result.suggested_host
+        pod = qpi.pod_info.pod
+        assumed = pod.copy()
+        assumed.node_name = host
+        assumed_info = PodInfo(assumed)
+        self.cache.assume_pod(assumed_info, host)
+        self.queue.delete_nominated_pod_if_exists(pod)
+        s = fwk.run_reserve_plugins_reserve(state, assumed_info, host)
+        if s.is_success():
+            s = fwk.run_permit_plugins(state, assumed_info, host)
+            if not s.is_success():
+                fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
+        else:
+            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
+        if not s.is_success():
+            self.cache.forget_pod(assumed)
+            self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
+            return
+        # Binding cycle (upstream runs it in a goroutine; kubesched binds at once).
+        s = fwk.run_pre_bind_plugins(state, assumed_info, host)
+        if s.is_success():
+            s = fwk.run_bind_plugins(state, assumed_info, host)
+        if not s.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
+            self.cache.forget_pod(assumed)
+            self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
+            self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
+            return
+        self.recorder.event(
+            assumed,
+            "Normal",
+            "Scheduled",
+            "Binding",
+            f"Successfully assigned {pod.namespace}/{pod.name} to {host}",
+        )
+        self.metrics.schedule_attempt(RESULT_SCHEDULED, fwk.scheduler_name)
+        self.metrics.pod_scheduling_attempts.observe(qpi.attempts)
+        fwk.run_post_bind_plugins(state, assumed_info, host)
+        self.queue.done(pod.uid)
+
+    def _handle_failure(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        nominating: NominatingInfo | None,
+        fit: FitError | None = None,
+    ) -> None:
+        """Requeue, keep/clear the nomination, emit FailedScheduling and patch
+        PodScheduled=False (upstream handleSchedulingFailure)."""
+        pod = qpi.pod_info.pod
+        rejected = status.is_rejected()
+        reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
+        self.metrics.schedule_attempt(
+            RESULT_UNSCHEDULABLE if rejected else RESULT_ERROR, fwk.scheduler_name
+        )
+        if fit is not None:
+            qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
+        elif rejected and status.plugin:
+            qpi.unschedulable_plugins = {status.plugin}
+            qpi.pending_plugins = set()
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        cached = self.reader.get_pod(pod.namespace, pod.name)
+        if cached is None or cached.uid != pod.uid or cached.node_name:
+            self.queue.done(pod.uid)
+        else:
+            qpi.pod_info = PodInfo(cached)
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+        self.queue.add_nominated_pod(qpi.pod_info, nominating)
+        message = status.message()
+        self.recorder.event(
+            pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message)
+        )
+        nnn: str | None = None
+        if (
+            nominating is not None
+            and nominating.mode == NominatingMode.OVERRIDE
+            and nominating.node_name != (cached.nominated_node_name if cached else "")
+        ):
+            nnn = nominating.node_name
+        if cached is not None and not cached.node_name:
+            self.writer.patch_pod_status(
+                cached,
+                condition=PodCondition("PodScheduled", "False", reason, message),
+                nominated_node_name=nnn,
+            )
+
+    # ------------------------------------------------------------------ introspection
+    def pending_counts(self) -> dict[str, int]:
+        return self.queue.pending_pods()
+
+
+def _uses_priority_sort(fwk: Framework) -> bool:
+    return fwk.queue_sort is not None and fwk.queue_sort.name == "PrioritySort"
+
+
+def _terminal(pod: Pod) -> bool:
+    return pod.phase in ("Succeeded", "Failed")
+
+
+__all__ = ["ClusterEvent", "Scheduler"]

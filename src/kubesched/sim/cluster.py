@@ -1,0 +1,350 @@
+"""The in-memory cluster: objects, the API calls the scheduler makes, watch events.
+
+It plays the API server, the kubelet and the pod garbage collector:
+
+- stores nodes, pods, PDBs, namespaces; answers the scheduler's listers
+  (``ClusterReader``) and takes its writes (``ClusterWriter``): binding is
+  immediate (the pod starts Running, ``status.startTime`` = now), a deleted
+  pod gets ``metadata.deletionTimestamp`` and keeps its resources for its
+  grace period before it disappears (a pod never bound goes at once);
+- replaces a changed object by a changed copy and queues a watch event
+  (old, new); ``flush()`` delivers queued events to the watchers in order,
+  as informers would between scheduling cycles;
+- records Kubernetes events and each pod's life for the report.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from kubesched.api.types import (
+    FAILED,
+    NANOS,
+    RUNNING,
+    SUCCEEDED,
+    Namespace,
+    Node,
+    Pod,
+    PodCondition,
+    PodDisruptionBudget,
+)
+from kubesched.sim.engine import Engine
+
+REASON_PREEMPTED: Final = "Preempted"
+REASON_DELETED: Final = "Deleted"
+REASON_NODE_DELETED: Final = "NodeDeleted"
+
+
+class Watcher(Protocol):
+    def on_node_add(self, node: Node) -> None: ...
+    def on_node_update(self, old: Node, new: Node) -> None: ...
+    def on_node_delete(self, node: Node) -> None: ...
+    def on_pod_add(self, pod: Pod) -> None: ...
+    def on_pod_update(self, old: Pod, new: Pod) -> None: ...
+    def on_pod_delete(self, pod: Pod) -> None: ...
+
+
+@dataclass(slots=True)
+class EventRecord:
+    time: int
+    type: str
+    reason: str
+    object: str
+    related: str | None
+    message: str
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """A pod's life, for the report."""
+
+    pod: Pod
+    created_at: int
+    scheduled_at: int | None = None
+    deleted_at: int | None = None
+    deletion_reason: str | None = None
+    run_for: int | None = None
+
+
+@dataclass(slots=True)
+class WatchLine:
+    """One pod change, for ``--watch``."""
+
+    time: int
+    pod: Pod
+
+
+@dataclass(slots=True)
+class Preemption:
+    time: int
+    preemptor: str
+    node: str
+    victims: list[str]
+    num_pdb_violations: int
+
+
+@dataclass(slots=True)
+class _Pending:
+    kind: str  # "node" | "pod"
+    op: str  # "add" | "update" | "delete"
+    old: object = None
+    new: object = None
+
+
+@dataclass(slots=True)
+class Cluster:
+    engine: Engine
+    rng: random.Random
+    watch: bool = False
+    nodes: dict[str, Node] = field(default_factory=dict)
+    pods: dict[str, Pod] = field(default_factory=dict)
+    """Live pods by ``namespace/name``."""
+    records: dict[str, PodRecord] = field(default_factory=dict)
+    """Every pod that ever existed, by uid."""
+    pdb_list: list[PodDisruptionBudget] = field(default_factory=list)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    events: list[EventRecord] = field(default_factory=list)
+    watch_lines: list[WatchLine] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)
+    watchers: list[Watcher] = field(default_factory=list)
+    on_pod_deleted: list[Callable[[Pod], None]] = field(default_factory=list)
+    last_change: int = 0
+    _pending: deque[_Pending] = field(default_factory=deque)
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def now(self) -> int:
+        return self.engine.now
+
+    def new_uid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def _emit(self, kind: str, op: str, old: object = None, new: object = None) -> None:
+        self._pending.append(_Pending(kind, op, old, new))
+        self.last_change = self.now
+
+    def _watch(self, pod: Pod) -> None:
+        if self.watch:
+            self.watch_lines.append(WatchLine(self.now, pod))
+
+    def flush(self) -> int:
+        """Deliver queued watch events to every watcher, in order."""
+        n = 0
+        while self._pending:
+            ev = self._pending.popleft()
+            n += 1
+            for w in self.watchers:
+                if ev.kind == "node":
+                    if ev.op == "add":
+                        w.on_node_add(ev.new)  # type: ignore[arg-type]
+                    elif ev.op == "update":
+                        w.on_node_update(ev.old, ev.new)  # type: ignore[arg-type]
+                    else:
+                        w.on_node_delete(ev.old)  # type: ignore[arg-type]
+                elif ev.op == "add":
+                    w.on_pod_add(ev.new)  # type: ignore[arg-type]
+                elif ev.op == "update":
+                    w.on_pod_update(ev.old, ev.new)  # type: ignore[arg-type]
+                else:
+                    w.on_pod_delete(ev.old)  # type: ignore[arg-type]
+        return n
+
+    # ------------------------------------------------------------------ ClusterReader
+    def get_pod(self, namespace: str, name: str) -> Pod | None:
+        return self.pods.get(f"{namespace}/{name}")
+
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        return self.pdb_list
+
+    def namespace(self, name: str) -> Namespace | None:
+        return self.namespaces.get(name)
+
+    # ------------------------------------------------------------------ nodes
+    def create_node(self, node: Node) -> None:
+        node.creation_timestamp = self.now
+        self.nodes[node.name] = node
+        self._emit("node", "add", new=node)
+
+    def delete_node(self, name: str) -> None:
+        node = self.nodes.pop(name, None)
+        if node is None:
+            return
+        self._emit("node", "delete", old=node)
+        for pod in [p for p in self.pods.values() if p.node_name == name]:
+            self._remove_pod(pod, REASON_NODE_DELETED)
+
+    # ------------------------------------------------------------------ pods
+    def create_pod(self, pod: Pod, run_for: int | None = None) -> None:
+        if not pod.uid or pod.uid == pod.key:
+            pod.uid = self.new_uid()
+        pod.creation_timestamp = self.now
+        if pod.node_name:
+            pod.phase = RUNNING
+            if pod.start_time is None:
+                pod.start_time = self.now
+        self.pods[pod.key] = pod
+        rec = PodRecord(pod, self.now, run_for=run_for)
+        if pod.node_name:
+            rec.scheduled_at = self.now
+        self.records[pod.uid] = rec
+        self._watch(pod)
+        self._emit("pod", "add", new=pod)
+        if pod.node_name and run_for is not None:
+            self._finish_later(pod, run_for)
+
+    def _replace(self, old: Pod, new: Pod) -> None:
+        self.pods[new.key] = new
+        self.records[new.uid].pod = new
+        self._watch(new)
+        self._emit("pod", "update", old=old, new=new)
+
+    def _finish_later(self, pod: Pod, run_for: int) -> None:
+        uid = pod.uid
+        self.engine.after(run_for, lambda: self._finish(uid))
+
+    def _finish(self, uid: str) -> None:
+        rec = self.records.get(uid)
+        if rec is None or rec.deleted_at is not None:
+            return
+        cur = self.pods.get(rec.pod.key)
+        if cur is None or cur.uid != uid or cur.phase not in (RUNNING,):
+            return
+        new = cur.copy()
+        new.phase = SUCCEEDED
+        self._replace(cur, new)
+
+    def delete_pod_at_once(self, pod: Pod, reason: str) -> None:
+        """Delete now, without grace (used for pods never bound)."""
+        self._remove_pod(pod, reason)
+
+    def delete_gracefully(self, pod: Pod, reason: str) -> None:
+        """DELETE with the pod's grace period: the pod keeps its node and resources
+        until the grace period ends (a pod never bound, or already finished, goes at once)."""
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid or cur.deletion_timestamp is not None:
+            return
+        grace = cur.termination_grace_period_seconds
+        if not cur.node_name or cur.phase in (SUCCEEDED, FAILED) or grace <= 0:
+            rec = self.records[cur.uid]
+            rec.deletion_reason = reason
+            if cur.node_name and grace <= 0 and cur.phase not in (SUCCEEDED, FAILED):
+                new = cur.copy()
+                new.deletion_timestamp = self.now
+                self._replace(cur, new)
+                cur = new
+            self._remove_pod(cur, reason)
+            return
+        new = cur.copy()
+        new.deletion_timestamp = self.now
+        self._replace(cur, new)
+        self.records[cur.uid].deletion_reason = reason
+        uid = cur.uid
+        self.engine.after(grace * NANOS, lambda: self._grace_over(uid, reason))
+
+    def _grace_over(self, uid: str, reason: str) -> None:
+        rec = self.records.get(uid)
+        if rec is None or rec.deleted_at is not None:
+            return
+        cur = self.pods.get(rec.pod.key)
+        if cur is not None and cur.uid == uid:
+            self._remove_pod(cur, reason)
+
+    def _remove_pod(self, pod: Pod, reason: str) -> None:
+        cur = self.pods.pop(pod.key, None)
+        if cur is None:
+            return
+        rec = self.records[cur.uid]
+        rec.deleted_at = self.now
+        rec.deletion_reason = rec.deletion_reason or reason
+        self._emit("pod", "delete", old=cur)
+        for cb in self.on_pod_deleted:
+            cb(cur)
+
+    # ------------------------------------------------------------------ ClusterWriter
+    def bind(self, pod: Pod, node_name: str) -> None:
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid:
+            raise KeyError(f'pods "{pod.name}" not found')
+        if cur.node_name:
+            raise ValueError(f'pod {pod.key} is already assigned to node "{cur.node_name}"')
+        if node_name not in self.nodes:
+            raise KeyError(f'node "{node_name}" not found')
+        new = cur.copy()
+        new.node_name = node_name
+        new.phase = RUNNING
+        new.start_time = self.now
+        new.nominated_node_name = ""
+        _set_condition(new, PodCondition("PodScheduled", "True", "", "", self.now))
+        rec = self.records[cur.uid]
+        rec.scheduled_at = self.now
+        self._replace(cur, new)
+        if rec.run_for is not None:
+            self._finish_later(new, rec.run_for)
+
+    def patch_pod_status(
+        self,
+        pod: Pod,
+        *,
+        condition: PodCondition | None = None,
+        nominated_node_name: str | None = None,
+    ) -> None:
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid:
+            return
+        new = cur.copy()
+        changed = False
+        if condition is not None:
+            changed |= _set_condition(new, condition)
+        if nominated_node_name is not None and nominated_node_name != cur.nominated_node_name:
+            new.nominated_node_name = nominated_node_name
+            changed = True
+        if changed:
+            self._replace(cur, new)
+
+    def delete_pod(self, pod: Pod) -> None:
+        cond = pod.condition("DisruptionTarget")
+        reason = (
+            REASON_PREEMPTED
+            if cond is not None and cond.reason == "PreemptionByScheduler"
+            else REASON_DELETED
+        )
+        self.delete_gracefully(pod, reason)
+
+    # ------------------------------------------------------------------ EventRecorder
+    def event(
+        self,
+        regarding: Pod,
+        type_: str,
+        reason: str,
+        action: str,
+        message: str,
+        related: Pod | None = None,
+    ) -> None:
+        self.events.append(
+            EventRecord(
+                self.now,
+                type_,
+                reason,
+                regarding.key,
+                related.key if related is not None else None,
+                message,
+            )
+        )
+
+
+def _set_condition(pod: Pod, cond: PodCondition) -> bool:
+    """Set a condition as podutil.UpdatePodCondition; True if anything changed."""
+    for i, c in enumerate(pod.conditions):
+        if c.type == cond.type:
+            if c.status == cond.status and c.reason == cond.reason and c.message == cond.message:
+                return False
+            t = c.last_transition_time if c.status == cond.status else cond.last_transition_time
+            pod.conditions[i] = PodCondition(cond.type, cond.status, cond.reason, cond.message, t)
+            return True
+    pod.conditions.append(cond)
+    return True

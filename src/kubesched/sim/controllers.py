@@ -1,0 +1,120 @@
+"""Controllers the simulation needs: ReplicaSet (and Deployment through it).
+
+A ReplicaSet keeps ``replicas`` active pods from its template: a pod that
+starts terminating (``deletionTimestamp`` set, e.g. a preemption victim),
+finishes or disappears is replaced at once by a new pod with a fresh
+generated name, as the ReplicaSet controller does. A Deployment owns one
+ReplicaSet named ``<deployment>-<pod-template-hash>``; its pods are named
+``<replicaset>-<5 random characters>`` from the seeded random source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubesched.api.types import FAILED, SUCCEEDED, Node, OwnerReference, Pod, PodSpec
+
+# utilrand's alphabet: no vowels, no confusable characters.
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def random_suffix(rng: random.Random, n: int = 5) -> str:
+    return "".join(rng.choice(ALPHANUMS) for _ in range(n))
+
+
+def template_hash(key: str) -> str:
+    """A stable pod-template-hash (upstream hashes the Go-encoded template with
+    FNV-32a; kubesched hashes the workload's identity, stable across runs)."""
+    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    out = []
+    for _ in range(10):
+        digest, r = divmod(digest, len(ALPHANUMS))
+        out.append(ALPHANUMS[r])
+    return "".join(out)
+
+
+@dataclass(slots=True)
+class ReplicaSetSpec:
+    """What the controller needs of a ReplicaSet (or a Deployment's ReplicaSet)."""
+
+    namespace: str
+    name: str
+    uid: str
+    replicas: int
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    spec: PodSpec
+    make_pod: Callable[[str], Pod]
+    """Builds (and admits) a pod of the template with the given name."""
+    run_for: int | None = None
+    deleted: bool = False
+
+
+@dataclass(slots=True)
+class ReplicaSetController:
+    """Watches pods; keeps each ReplicaSet at its replica count."""
+
+    create_pod: Callable[[Pod, int | None], None]
+    rng: random.Random
+    sets: dict[str, ReplicaSetSpec] = field(default_factory=dict)
+    active: dict[str, set[str]] = field(default_factory=dict)
+    """ReplicaSet uid -> uids of its active pods."""
+
+    def add(self, rs: ReplicaSetSpec) -> None:
+        self.sets[rs.uid] = rs
+        self.active.setdefault(rs.uid, set())
+        self._reconcile(rs)
+
+    def delete(self, uid: str) -> list[str]:
+        """Stop managing a ReplicaSet; returns the uids of its active pods."""
+        rs = self.sets.pop(uid, None)
+        if rs is not None:
+            rs.deleted = True
+        return sorted(self.active.pop(uid, set()))
+
+    def _reconcile(self, rs: ReplicaSetSpec) -> None:
+        active = self.active[rs.uid]
+        while len(active) < rs.replicas and not rs.deleted:
+            name = f"{rs.name}-{random_suffix(self.rng)}"
+            pod = rs.make_pod(name)
+            pod.owner_references = (OwnerReference("apps/v1", "ReplicaSet", rs.name, rs.uid, True),)
+            self.create_pod(pod, rs.run_for)
+            active.add(pod.uid)
+
+    def _owner(self, pod: Pod) -> ReplicaSetSpec | None:
+        ref = pod.controller_ref()
+        if ref is None or ref.kind != "ReplicaSet":
+            return None
+        return self.sets.get(ref.uid)
+
+    def _inactive(self, pod: Pod) -> None:
+        rs = self._owner(pod)
+        if rs is None:
+            return
+        active = self.active.get(rs.uid)
+        if active is not None and pod.uid in active:
+            active.discard(pod.uid)
+            self._reconcile(rs)
+
+    # Watcher
+    def on_node_add(self, node: Node) -> None:
+        return None
+
+    def on_node_update(self, old: Node, new: Node) -> None:
+        return None
+
+    def on_node_delete(self, node: Node) -> None:
+        return None
+
+    def on_pod_add(self, pod: Pod) -> None:
+        return None
+
+    def on_pod_update(self, old: Pod, new: Pod) -> None:
+        if new.deletion_timestamp is not None or new.phase in (SUCCEEDED, FAILED):
+            self._inactive(new)
+
+    def on_pod_delete(self, pod: Pod) -> None:
+        self._inactive(pod)

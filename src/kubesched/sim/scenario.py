@@ -1,0 +1,389 @@
+"""Scenarios: user manifests turned into a timeline of cluster changes, and their run.
+
+``load_scenario`` reads the ``-f`` inputs, checks them as the API server would
+(PriorityClasses first, Priority admission for every pod, pods bound to
+existing nodes) and reads the simulation annotations:
+
+- ``kubesched.io/create-at``: when the object is created (default ``0s``;
+  objects of the same instant are created in input order);
+- ``kubesched.io/delete-at``: when it is deleted (pods gracefully; a node
+  takes its pods with it);
+- ``kubesched.io/run-for``: a pod (or each pod of a Deployment/ReplicaSet)
+  succeeds after running this long.
+
+Absolute times in the input (``status.startTime`` of running pods, as in a
+dump of a live cluster) are rebased so that the latest of them is time 0:
+the simulation starts right after the snapshot was taken.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from kubesched.api.admission import PriorityClasses, admit_pod, prepare_pod_for_create
+from kubesched.api.convert import Workload
+from kubesched.api.duration import parse_duration
+from kubesched.api.errors import InputError
+from kubesched.api.load import (
+    Loaded,
+    LoadResult,
+    build_priority_classes,
+    load_objects,
+    read_documents,
+)
+from kubesched.api.types import (
+    LABEL_HOSTNAME,
+    PREEMPT_LOWER_PRIORITY,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+)
+from kubesched.framework.config import SchedulerConfig
+from kubesched.scheduler.config import default_config, parse_config
+from kubesched.scheduler.registry import in_tree_registry
+from kubesched.sim.cluster import REASON_DELETED, Cluster
+from kubesched.sim.controllers import ReplicaSetController, ReplicaSetSpec, template_hash
+from kubesched.sim.report import build_result
+from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
+
+CREATE_AT = "kubesched.io/create-at"
+DELETE_AT = "kubesched.io/delete-at"
+RUN_FOR = "kubesched.io/run-for"
+
+
+@dataclass(slots=True)
+class Item:
+    """One object of the timeline."""
+
+    kind: str
+    obj: Any
+    create_at: int
+    delete_at: int | None
+    run_for: int | None
+    order: int
+    spec_priority: int | None = None
+    spec_preemption_policy: str | None = None
+
+
+@dataclass(slots=True)
+class Scenario:
+    config: SchedulerConfig
+    classes: PriorityClasses
+    items: list[Item]
+    ignored: Counter[str] = field(default_factory=Counter)
+
+
+def _annotation_duration(
+    loaded: Loaded[Any], key: str, *, allow_negative: bool = False
+) -> int | None:
+    text = loaded.annotations.get(key)
+    if text is None:
+        return None
+    try:
+        value = parse_duration(text)
+    except ValueError as err:
+        raise InputError(
+            str(err), source=loaded.source, field=f'metadata.annotations["{key}"]'
+        ) from None
+    if value < 0 and not allow_negative:
+        raise InputError(
+            f'"{text}": must not be negative',
+            source=loaded.source,
+            field=f'metadata.annotations["{key}"]',
+        )
+    return value
+
+
+def _label(item: Loaded[Any]) -> str:
+    obj = item.obj
+    kind = item.kind.lower()
+    if isinstance(obj, Pod | PodDisruptionBudget | Workload):
+        return f"{kind} {obj.namespace}/{obj.name}"
+    name = getattr(obj, "name", "")
+    return f"{kind} {name}" if name else kind
+
+
+def load_scenario(
+    paths: Sequence[str],
+    *,
+    config_file: str | None = None,
+    stdin: TextIO | None = None,
+) -> Scenario:
+    """Read, check and order the inputs; raises InputError for bad input."""
+    docs = read_documents(paths, stdin)
+    result = load_objects(docs)
+    supported = in_tree_registry().keys()
+    config = _config(result, config_file, supported)
+    classes = build_priority_classes(result)
+    items: list[Item] = []
+    node_names = {o.obj.name for o in result.of_type(Node)}
+    for order, loaded in enumerate(result.objects):
+        if loaded.kind in ("KubeSchedulerConfiguration", "PriorityClass"):
+            continue
+        try:
+            create_at = _annotation_duration(loaded, CREATE_AT) or 0
+            delete_at = _annotation_duration(loaded, DELETE_AT)
+            run_for = _annotation_duration(loaded, RUN_FOR)
+        except InputError as err:
+            raise err.with_context(obj=_label(loaded)) from None
+        if delete_at is not None and delete_at < create_at:
+            raise InputError(
+                f"delete-at ({loaded.annotations[DELETE_AT]}) is before create-at",
+                source=loaded.source,
+                obj=_label(loaded),
+                field=f'metadata.annotations["{DELETE_AT}"]',
+            )
+        obj = loaded.obj
+        if isinstance(obj, Workload):
+            run_for = _template_run_for(loaded, obj) if run_for is None else run_for
+        if isinstance(obj, Pod):
+            _admit(obj, classes, loaded)
+            if obj.node_name and obj.node_name not in node_names:
+                raise InputError(
+                    f'node "{obj.node_name}" not found',
+                    source=loaded.source,
+                    obj=_label(loaded),
+                    field="spec.nodeName",
+                )
+        elif isinstance(obj, Workload):
+            _check_template(obj, classes, loaded)
+        items.append(
+            Item(
+                loaded.kind,
+                obj,
+                create_at,
+                delete_at,
+                run_for,
+                order,
+                loaded.spec_priority,
+                loaded.spec_preemption_policy,
+            )
+        )
+    _rebase_times(items)
+    items.sort(key=lambda i: (i.create_at, i.order))
+    return Scenario(config, classes, items, Counter(result.ignored))
+
+
+def _config(result: LoadResult, config_file: str | None, supported: Any) -> SchedulerConfig:
+    raws: list[tuple[dict[str, Any], str]] = []
+    if config_file is not None:
+        cfg_docs = load_objects(read_documents([config_file]))
+        found = cfg_docs.of_kind("KubeSchedulerConfiguration")
+        if not found:
+            raise InputError("no KubeSchedulerConfiguration in this file", source=config_file)
+        raws.extend((o.obj, o.source) for o in found)  # type: ignore[misc]
+    raws.extend((o.obj, o.source) for o in result.of_kind("KubeSchedulerConfiguration"))  # type: ignore[misc]
+    if len(raws) > 1:
+        raise InputError(
+            f"more than one KubeSchedulerConfiguration (in {raws[0][1]} and {raws[1][1]})",
+            source=raws[1][1],
+        )
+    if not raws:
+        return default_config(supported=supported)
+    raw, source = raws[0]
+    return parse_config(raw, source=source, supported=supported)
+
+
+def _admit(pod: Pod, classes: PriorityClasses, loaded: Loaded[Any]) -> None:
+    try:
+        if not pod.priority_class_name and loaded.spec_priority is not None:
+            # A pod that already carries spec.priority (a dump of a live cluster) keeps it.
+            pod.priority = loaded.spec_priority
+            pod.preemption_policy = loaded.spec_preemption_policy or PREEMPT_LOWER_PRIORITY
+        else:
+            admit_pod(pod, classes, loaded.spec_priority, loaded.spec_preemption_policy)
+        prepare_pod_for_create(pod)
+    except InputError as err:
+        raise err.with_context(source=loaded.source, obj=_label(loaded)) from None
+
+
+def _template_run_for(loaded: Loaded[Any], w: Workload) -> int | None:
+    text = w.template_annotations.get(RUN_FOR)
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise InputError(
+            str(err),
+            source=loaded.source,
+            obj=_label(loaded),
+            field=f'spec.template.metadata.annotations["{RUN_FOR}"]',
+        ) from None
+
+
+def _check_template(w: Workload, classes: PriorityClasses, loaded: Loaded[Any]) -> None:
+    probe = _template_pod(w, "probe")
+    try:
+        admit_pod(probe, classes, w.template_priority, w.template_preemption_policy)
+    except InputError as err:
+        raise InputError(
+            err.message,
+            source=loaded.source,
+            obj=_label(loaded),
+            field="spec.template." + (err.field or "spec"),
+        ) from None
+
+
+def _template_pod(w: Workload, name: str) -> Pod:
+    return Pod(
+        name,
+        w.namespace,
+        labels=dict(w.template_labels),
+        annotations=dict(w.template_annotations),
+        spec=w.template_spec,
+        priority_class_name=w.template_priority_class_name,
+        node_name=w.template_node_name,
+    )
+
+
+def _rebase_times(items: list[Item]) -> None:
+    starts = [
+        i.obj.start_time for i in items if isinstance(i.obj, Pod) and i.obj.start_time is not None
+    ]
+    if not starts:
+        return
+    epoch = max(starts)
+    for i in items:
+        if isinstance(i.obj, Pod):
+            if i.obj.start_time is not None:
+                i.obj.start_time -= epoch
+            if i.obj.deletion_timestamp is not None:
+                i.obj.deletion_timestamp -= epoch
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass(slots=True)
+class Run:
+    simulation: Simulation
+    seed: int
+    end_time: int
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.simulation.cluster
+
+    def result(self) -> dict[str, Any]:
+        return build_result(
+            self.cluster,
+            seed=self.seed,
+            end_time=self.end_time,
+            metrics=self.simulation.metrics.snapshot(),
+        )
+
+
+def run_scenario(
+    scenario: Scenario,
+    *,
+    seed: int = 0,
+    until: int | None = None,
+    watch: bool = False,
+    exact: bool = False,
+    horizon: int = DEFAULT_HORIZON,
+) -> Run:
+    sim = Simulation(scenario.config, dict(in_tree_registry()), seed=seed, watch=watch)
+    if exact:
+        for fwk in sim.scheduler.profiles.values():
+            fwk.force_exact = True
+    cluster = sim.cluster
+    rs_controller = ReplicaSetController(cluster.create_pod, random.Random(f"{seed}/replicasets"))
+    cluster.watchers.append(rs_controller)
+    engine = sim.engine
+    replica_sets: dict[int, str] = {}
+    for item in scenario.items:
+        engine.at(
+            item.create_at, _creator(item, sim, scenario.classes, rs_controller, replica_sets)
+        )
+        if item.delete_at is not None:
+            engine.at(item.delete_at, _deleter(item, sim, rs_controller, replica_sets))
+    stats = sim.run(until=until, horizon=horizon)
+    return Run(sim, seed, stats.end_time)
+
+
+def _creator(
+    item: Item,
+    sim: Simulation,
+    classes: PriorityClasses,
+    rsc: ReplicaSetController,
+    replica_sets: dict[int, str],
+) -> Any:
+    cluster = sim.cluster
+    obj = item.obj
+
+    def create() -> None:
+        if isinstance(obj, Node):
+            if LABEL_HOSTNAME not in obj.labels:
+                obj.labels = {**obj.labels, LABEL_HOSTNAME: obj.name}  # the kubelet's label
+            cluster.create_node(obj)
+        elif isinstance(obj, Pod):
+            cluster.create_pod(obj, item.run_for)
+        elif isinstance(obj, PodDisruptionBudget):
+            cluster.pdb_list.append(obj)
+        elif isinstance(obj, Namespace):
+            cluster.namespaces[obj.name] = obj
+        elif isinstance(obj, Workload):
+            rs = _replica_set(obj, item, classes, cluster)
+            replica_sets[item.order] = rs.uid
+            rsc.add(rs)
+
+    return create
+
+
+def _replica_set(
+    w: Workload, item: Item, classes: PriorityClasses, cluster: Cluster
+) -> ReplicaSetSpec:
+    rs_name = w.name if w.kind == "ReplicaSet" else f"{w.name}-{template_hash(w.key)}"
+    labels = dict(w.template_labels)
+    if w.kind == "Deployment":
+        labels["pod-template-hash"] = rs_name.rsplit("-", 1)[-1]
+
+    def make_pod(name: str) -> Pod:
+        pod = _template_pod(w, name)
+        pod.labels = dict(labels)
+        admit_pod(pod, classes, w.template_priority, w.template_preemption_policy)
+        prepare_pod_for_create(pod)
+        return pod
+
+    return ReplicaSetSpec(
+        w.namespace,
+        rs_name,
+        w.uid or cluster.new_uid(),
+        w.replicas,
+        labels,
+        dict(w.template_annotations),
+        w.template_spec,
+        make_pod,
+        item.run_for,
+    )
+
+
+def _deleter(
+    item: Item, sim: Simulation, rsc: ReplicaSetController, replica_sets: dict[int, str]
+) -> Any:
+    cluster = sim.cluster
+    obj = item.obj
+
+    def delete() -> None:
+        if isinstance(obj, Node):
+            cluster.delete_node(obj.name)
+        elif isinstance(obj, Pod):
+            cur = cluster.pods.get(obj.key)
+            if cur is not None and cur.uid == obj.uid:
+                cluster.delete_gracefully(cur, REASON_DELETED)
+        elif isinstance(obj, PodDisruptionBudget):
+            cluster.pdb_list = [p for p in cluster.pdb_list if p is not obj]
+        elif isinstance(obj, Namespace):
+            cluster.namespaces.pop(obj.name, None)
+        elif isinstance(obj, Workload) and item.order in replica_sets:
+            uids = set(rsc.delete(replica_sets[item.order]))
+            for pod in [p for p in cluster.pods.values() if p.uid in uids]:
+                cluster.delete_gracefully(pod, REASON_DELETED)
+
+    return delete
