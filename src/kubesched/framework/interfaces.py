@@ -36,7 +36,13 @@ from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.ports import (
+    Clock,
+    ClusterReader,
+    ClusterWriter,
+    EventRecorder,
+    MetricsRecorder,
+)
 from kubesched.framework.results import NodeScore, NodeToStatus, PostFilterResult, PreFilterResult
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -120,6 +126,9 @@ class Handle(Protocol):
 
     @property
     def recorder(self) -> EventRecorder: ...
+
+    @property
+    def metrics(self) -> MetricsRecorder: ...
 
     @property
     def scheduler_name(self) -> str: ...

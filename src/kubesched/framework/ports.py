@@ -55,4 +55,20 @@ class EventRecorder(Protocol):
         action: str,
         message: str,
         related: Pod | None = None,
-    ) -> None: ...
+    ) -> None:
+        """A Kubernetes event (``Scheduled``, ``FailedScheduling``, ``Preempted`` ...)."""
+
+    def preemption(
+        self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
+    ) -> None:
+        """A successful preemption decision (for reports and explanations)."""
+
+
+class MetricsRecorder(Protocol):
+    """Metrics plugins report under upstream's names."""
+
+    def preemption_attempt(self) -> None:
+        """``scheduler_preemption_attempts_total`` += 1."""
+
+    def preemption_victims(self, n: int) -> None:
+        """Observe ``scheduler_preemption_victims``."""

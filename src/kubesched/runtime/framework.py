@@ -62,7 +62,13 @@ from kubesched.framework.interfaces import (
     VectorScorePlugin,
 )
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.ports import (
+    Clock,
+    ClusterReader,
+    ClusterWriter,
+    EventRecorder,
+    MetricsRecorder,
+)
 from kubesched.framework.results import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -89,6 +95,7 @@ class Services:
     reader: ClusterReader
     writer: ClusterWriter
     recorder: EventRecorder
+    metrics: MetricsRecorder
     activate: Callable[[Sequence[Pod]], None]
 
 
@@ -140,8 +147,11 @@ class Framework:
         self.pre_bind_plugins = [p for p in point(PRE_BIND) if isinstance(p, PreBindPlugin)]
         self.bind_plugins = [p for p in point(BIND) if isinstance(p, BindPlugin)]
         self.post_bind_plugins = [p for p in point(POST_BIND) if isinstance(p, PostBindPlugin)]
+        # isinstance on Protocols is slow: decide once which plugins have vector forms.
         self._vector_filters = all(isinstance(p, VectorFilterPlugin) for p in self.filter_plugins)
-        self._vector_scores = all(isinstance(p, VectorScorePlugin) for p in self.score_plugins)
+        self._vector_scorers = frozenset(
+            p.name for p in self.score_plugins if isinstance(p, VectorScorePlugin)
+        )
         self.force_exact = False
         """Tests set this to run every point through the per-node (exact) path."""
 
@@ -177,6 +187,10 @@ class Framework:
     @property
     def recorder(self) -> EventRecorder:
         return self.services.recorder
+
+    @property
+    def metrics(self) -> MetricsRecorder:
+        return self.services.metrics
 
     def activate(self, pods: Sequence[Pod]) -> None:
         self.services.activate(pods)
@@ -367,8 +381,7 @@ class Framework:
         for p in self.filter_plugins:
             if p.name in skip:
                 continue
-            assert isinstance(p, VectorFilterPlugin)
-            v = p.filter_vector(state, pod, table)
+            v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
             if v is None:
                 return None
             if not v.statuses:
@@ -444,8 +457,8 @@ class Framework:
     def _plugin_scores(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet, p: ScorePlugin
     ) -> IntArray:
-        if not self.force_exact and isinstance(p, VectorScorePlugin):
-            v = p.score_vector(state, pod, nodes)
+        if not self.force_exact and p.name in self._vector_scorers:
+            v: IntArray | None = p.score_vector(state, pod, nodes)  # type: ignore[attr-defined]
             if v is not None:
                 return v
         lst: list[NodeScore] = []

@@ -60,7 +60,7 @@ class Metrics:
         }
         self.schedule_attempts_by_profile: dict[tuple[str, str], int] = defaultdict(int)
         self.preemption_attempts = 0
-        self.preemption_victims = Histogram(VICTIM_BUCKETS)
+        self.preemption_victims_histogram = Histogram(VICTIM_BUCKETS)
         self.pod_scheduling_attempts = Histogram(ATTEMPT_BUCKETS)
         self.queue_incoming: dict[tuple[str, str], int] = defaultdict(int)
         self.pending_pods: dict[str, int] = {
@@ -74,13 +74,19 @@ class Metrics:
         self.schedule_attempts[result] += 1
         self.schedule_attempts_by_profile[(result, profile)] += 1
 
+    def preemption_attempt(self) -> None:
+        self.preemption_attempts += 1
+
+    def preemption_victims(self, n: int) -> None:
+        self.preemption_victims_histogram.observe(n)
+
     def incoming(self, queue: str, event: str) -> None:
         self.queue_incoming[(queue, event)] += 1
 
     def snapshot(self) -> dict[str, object]:
         return {
             PREEMPTION_ATTEMPTS: self.preemption_attempts,
-            PREEMPTION_VICTIMS: self.preemption_victims.as_dict(),
+            PREEMPTION_VICTIMS: self.preemption_victims_histogram.as_dict(),
             SCHEDULE_ATTEMPTS: dict(self.schedule_attempts),
             PENDING_PODS: dict(self.pending_pods),
             POD_SCHEDULING_ATTEMPTS: self.pod_scheduling_attempts.as_dict(),

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.plugins.defaultbinder import DefaultBinder
+from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.imagelocality import ImageLocality
 from kubesched.plugins.nodeaffinity import NodeAffinity
 from kubesched.plugins.nodename import NodeName
@@ -34,6 +35,7 @@ _PLUGINS: tuple[Any, ...] = (
     Fit,
     BalancedAllocation,
     ImageLocality,
+    DefaultPreemption,
     DefaultBinder,
 )
 

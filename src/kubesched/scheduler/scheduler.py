@@ -96,6 +96,7 @@ class Scheduler:
             reader=reader,
             writer=writer,
             recorder=recorder,
+            metrics=self.metrics,
             activate=self.activate,
         )
         self.profiles: dict[str, Framework] = {

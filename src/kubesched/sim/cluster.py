@@ -307,15 +307,25 @@ class Cluster:
             self._replace(cur, new)
 
     def delete_pod(self, pod: Pod) -> None:
-        cond = pod.condition("DisruptionTarget")
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid:
+            return
+        cond = cur.condition("DisruptionTarget")
         reason = (
             REASON_PREEMPTED
             if cond is not None and cond.reason == "PreemptionByScheduler"
             else REASON_DELETED
         )
-        self.delete_gracefully(pod, reason)
+        self.delete_gracefully(cur, reason)
 
     # ------------------------------------------------------------------ EventRecorder
+    def preemption(
+        self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
+    ) -> None:
+        self.preemptions.append(
+            Preemption(self.now, preemptor.key, node, [v.key for v in victims], num_pdb_violations)
+        )
+
     def event(
         self,
         regarding: Pod,

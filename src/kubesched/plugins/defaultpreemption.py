@@ -1,0 +1,268 @@
+"""DefaultPreemption: the PostFilter plugin that preempts lower-priority pods.
+
+Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go.
+The flow lives in ``kubesched.framework.preemption.Evaluator``; this plugin
+supplies the default policy (R5.1, R5.3, R5.5, R5.6 of the spec):
+
+- a pod with ``preemptionPolicy: Never`` never preempts; a pod whose
+  nominated node still holds a victim terminating *by preemption* waits
+  (unless that node became UnschedulableAndUnresolvable);
+- victims are pods of strictly lower priority (``is_eligible_pod`` is the hook
+  for narrowing that);
+- on one node: remove every potential victim, check the preemptor fits (with
+  nominated pods), then reprieve as many as possible — PDB-violating ones
+  first, each group from the most important — counting the violating victims;
+- ``min_candidate_nodes_percentage`` / ``_absolute`` bound the candidates;
+  the offset into the potential nodes is drawn from the seeded random source.
+
+``PreEnqueue`` keeps a preemptor out of activeQ while its asynchronous
+preemption is in flight (never observable in the simulator, where cluster
+calls complete at once, but kept for live mode).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from kubesched.api.selectors import label_selector_matches, label_selector_parse_error
+from kubesched.api.types import PREEMPT_NEVER, Pod, PodDisruptionBudget
+from kubesched.framework.config import DefaultPreemptionArgs
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.events import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventObject,
+    EventResource,
+    QueueingHint,
+)
+from kubesched.framework.interfaces import Handle
+from kubesched.framework.preemption import (
+    DISRUPTION_TARGET,
+    MSG_NO_VICTIMS,
+    MSG_WAITING,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    Evaluator,
+    Victims,
+    pod_start_time,
+)
+from kubesched.framework.results import NodeToStatus, PostFilterResult
+from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
+from kubesched.framework.types import NodeInfo, PodInfo
+
+NAME: Final = "DefaultPreemption"
+
+MSG_POLICY_NEVER: Final = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Being deleted, and the first DisruptionTarget condition says the scheduler
+    preempted it (R5.1.3)."""
+    if pod.deletion_timestamp is None:
+        return False
+    for c in pod.conditions:
+        if c.type == DISRUPTION_TARGET:
+            return c.status == "True" and c.reason == REASON_PREEMPTION_BY_SCHEDULER
+    return False
+
+
+class DefaultPreemption:
+    name = NAME
+
+    def __init__(
+        self,
+        args: DefaultPreemptionArgs | None,
+        handle: Handle,
+        *,
+        async_preemption: bool = True,
+    ) -> None:
+        self.args = args if args is not None else DefaultPreemptionArgs()
+        self.handle = handle
+        self.evaluator = Evaluator(NAME, handle, self, async_preemption=async_preemption)
+
+    # ------------------------------------------------------------------ PostFilter
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Preempt; every non-empty message gets the ``preemption: `` prefix."""
+        try:
+            result, status = self.evaluator.preempt(state, pod, statuses)
+        finally:
+            self.handle.metrics.preemption_attempt()
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, "preemption: " + msg)
+        return result, status
+
+    # ------------------------------------------------------------------ PreEnqueue
+    def pre_enqueue(self, pod: Pod) -> Status:
+        if self.evaluator.is_pod_running_preemption(pod.uid):
+            return unresolvable(MSG_WAITING)
+        return SUCCESS
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """AssignedPod/Delete with a hint that always skips: other plugins do the
+        requeueing; this only lets the PreEnqueue gate be re-evaluated."""
+
+        def skip(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
+            return QueueingHint.SKIP
+
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE), skip)
+        ]
+
+    # ------------------------------------------------------------------ policy
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        p = pod.pod
+        if p.preemption_policy == PREEMPT_NEVER:
+            return False, MSG_POLICY_NEVER
+        nnn = p.nominated_node_name
+        if nnn:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            table = self.handle.table
+            row = table.row_of.get(nnn)
+            info = table.infos[row] if row is not None else None
+            if info is not None:
+                for q in info.pods:
+                    if self.is_preemption_allowed(info, q, pod) and pod_terminating_by_preemption(
+                        q.pod
+                    ):
+                        return False, MSG_TERMINATING
+        return True, ""
+
+    def is_preemption_allowed(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
+        return victim.pod.priority < preemptor.pod.priority and self.is_eligible_pod(
+            node, victim, preemptor
+        )
+
+    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
+        """Hook for custom builds that restrict victims (upstream IsEligiblePod)."""
+        return True
+
+    def more_important_pod(self, a: PodInfo, b: PodInfo, now: int) -> bool:
+        """Higher priority first; then the pod that started earlier (unset = now)."""
+        pa, pb = a.pod.priority, b.pod.priority
+        if pa != pb:
+            return pa > pb
+        return pod_start_time(a, now) < pod_start_time(b, now)
+
+    def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None:
+        return None
+
+    def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> tuple[list[PodInfo], int, Status]:
+        """Victims on this node copy (R5.6); ``node`` and ``state`` are mutated."""
+        h = self.handle
+
+        def remove(victim: PodInfo) -> Status:
+            node.remove_pod(victim.pod)
+            return h.run_pre_filter_extension_remove_pod(state, pod, victim, node)
+
+        def add(victim: PodInfo) -> Status:
+            node.add_pod(victim)
+            return h.run_pre_filter_extension_add_pod(state, pod, victim, node)
+
+        potential = [q for q in node.pods if self.is_preemption_allowed(node, q, pod)]
+        for q in potential:
+            s = remove(q)
+            if not s.is_success():
+                return [], 0, error(s.message())
+        if not potential:
+            return [], 0, unresolvable(MSG_NO_VICTIMS)
+        s = h.run_filter_plugins_with_nominated_pods(state, pod, node)
+        if not s.is_success():
+            return [], 0, s
+        now = h.clock.now()
+        order = functools.cmp_to_key(self._importance_cmp(now))
+        potential.sort(key=order)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+
+        def reprieve(q: PodInfo) -> bool | Status:
+            s = add(q)
+            if not s.is_success():
+                return error(s.message())
+            fits = h.run_filter_plugins_with_nominated_pods(state, pod, node).is_success()
+            if not fits:
+                s = remove(q)
+                if not s.is_success():
+                    return error(s.message())
+                victims.append(q)
+            return fits
+
+        for q in violating:
+            r = reprieve(q)
+            if isinstance(r, Status):
+                return [], 0, r
+            if not r:
+                num_violating += 1
+        for q in non_violating:
+            r = reprieve(q)
+            if isinstance(r, Status):
+                return [], 0, r
+        if violating and non_violating:
+            victims.sort(key=order)
+        return victims, num_violating, SUCCESS
+
+    def _importance_cmp(self, now: int) -> Callable[[PodInfo, PodInfo], int]:
+        def cmp(a: PodInfo, b: PodInfo) -> int:
+            if self.more_important_pod(a, b, now):
+                return -1
+            if self.more_important_pod(b, a, now):
+                return 1
+            return 0
+
+        return cmp
+
+
+def filter_pods_with_pdb_violation(
+    pods: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split pods (in order) into (violating, non-violating) with budgets shared
+    along the list (R5.6.5): each matching PDB not listing the pod in
+    ``disruptedPods`` is decremented; below zero the pod is violating."""
+    allowed = [pdb.status.disruptions_allowed for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pods:
+        pod = pi.pod
+        violated = False
+        if pod.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pod.namespace:
+                    continue
+                sel = pdb.selector
+                if sel is None or sel.is_empty() or label_selector_parse_error(sel) is not None:
+                    continue
+                if not label_selector_matches(sel, pod.labels):
+                    continue
+                if pod.name in pdb.status.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
