@@ -86,6 +86,11 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
 )
 @click.option("--watch", is_flag=True, help="Print each pod change in time order first.")
 @click.option(
+    "--feature-gates",
+    default="",
+    help="As kube-scheduler's flag; honoured: SchedulerAsyncPreemption (default true).",
+)
+@click.option(
     "--exact",
     is_flag=True,
     help="Use the per-node (exact) plugin paths only; same decisions, slower.",
@@ -97,11 +102,18 @@ def simulate(
     until: int | None,
     output: str,
     watch: bool,
+    feature_gates: str,
     exact: bool,
 ) -> None:
     """Run manifests on the embedded simulated cluster and report every decision."""
     from kubesched.cli import render
+    from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
+
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except ValueError as err:
+        fail_input(f"--feature-gates: {err}")
 
     scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
     if scenario.ignored:
@@ -109,7 +121,9 @@ def simulate(
         total = sum(scenario.ignored.values())
         click.echo(f"ignored {total} objects: {parts}", err=True)
     started = time.perf_counter()
-    run = run_scenario(scenario, seed=seed, until=until, watch=watch, exact=exact)
+    run = run_scenario(
+        scenario, seed=seed, until=until, watch=watch, exact=exact, feature_gates=gates
+    )
     wall = time.perf_counter() - started
     out = click.get_text_stream("stdout")
     if output in ("json", "yaml", "jsonl"):

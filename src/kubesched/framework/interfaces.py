@@ -137,6 +137,12 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, node: NodeInfo
     ) -> Status: ...
 
+    def what_if_supported(self, state: CycleState) -> bool: ...
+
+    def run_filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> tuple[npt.NDArray[np.int32], list[Status]] | None: ...
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status: ...
@@ -279,3 +285,26 @@ class PostBindPlugin(Plugin, Protocol):
 
 class PluginFactory(Protocol):
     def __call__(self, args: object, handle: Handle) -> Plugin: ...
+
+
+@runtime_checkable
+class WhatIfFilterPlugin(FilterPlugin, Protocol):
+    """A filter that can answer "would the pod pass if these nodes carried these
+    summed requests?" — what preemption's vectorised dry run asks after taking
+    victims off. Only for filters whose answer depends on the pods of a node
+    through their summed requests alone (NodeResourcesFit)."""
+
+    def filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> Verdicts | None:
+        """Verdicts aligned with ``rows`` if ``requested[i]`` (the table's resource
+        axis; the ``pods`` column counts pods) were the requests on ``rows[i]``.
+        ``None`` = cannot answer for this pod."""
+        ...
+
+
+def is_static_filter(plugin: object) -> bool:
+    """True for filters whose result does not depend on the pods of a node
+    (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity): plugins
+    declare it with a class attribute ``static_filter = True``."""
+    return bool(getattr(plugin, "static_filter", False))

@@ -201,29 +201,48 @@ class Evaluator:
         num_candidates: int,
     ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
         """Visit nodes from ``offset`` (wrapping) on copies; stop once there is a
-        non-violating candidate and ``num_candidates`` candidates in all."""
+        non-violating candidate and ``num_candidates`` candidates in all.
+
+        A policy with ``select_victims_on_nodes`` evaluates batches of nodes at
+        once (each node's answer is independent of the others, so batching only
+        changes how much work runs past the stop point, never the result)."""
         non_violating = CandidateList(num_candidates)
         violating = CandidateList(num_candidates)
         node_statuses = NodeToStatus()
         errs: list[str] = []
         n = len(potential)
-        for i in range(n):
-            node = potential[(offset + i) % n].clone()
-            victims, num_violations, status = self.policy.select_victims_on_node(
-                state.clone(), pod, node, pdbs
-            )
-            if status.is_success() and victims:
-                c = Candidate(node.name, Victims(victims, num_violations))
-                (non_violating if num_violations == 0 else violating).add(c)
-                nv, v = non_violating.size(), violating.size()
-                if nv > 0 and nv + v >= num_candidates:
-                    break
-                continue
-            if status.is_success():
-                status = error(f'expected at least one victim pod on node "{node.name}"')
-            if status.code == Code.ERROR:
-                errs.append(status.message())
-            node_statuses.set(node.name, status)
+        batch = getattr(self.policy, "select_victims_on_nodes", None)
+        i = 0
+        while i < n:
+            size = max(num_candidates - non_violating.size() - violating.size(), 1)
+            if batch is not None:
+                chunk = [potential[(offset + k) % n] for k in range(i, min(n, i + size))]
+                results = batch(state, pod, chunk, pdbs)
+                if results is None:
+                    batch = None
+                    continue
+            else:
+                node = potential[(offset + i) % n].clone()
+                chunk = [node]
+                results = [self.policy.select_victims_on_node(state.clone(), pod, node, pdbs)]
+            stop = False
+            for node, (victims, num_violations, status) in zip(chunk, results, strict=True):
+                i += 1
+                if status.is_success() and victims:
+                    c = Candidate(node.name, Victims(victims, num_violations))
+                    (non_violating if num_violations == 0 else violating).add(c)
+                    nv, v = non_violating.size(), violating.size()
+                    if nv > 0 and nv + v >= num_candidates:
+                        stop = True
+                        break
+                    continue
+                if status.is_success():
+                    status = error(f'expected at least one victim pod on node "{node.name}"')
+                if status.code == Code.ERROR:
+                    errs.append(status.message())
+                node_statuses.set(node.name, status)
+            if stop:
+                break
         return non_violating.items + violating.items, node_statuses, errs
 
     # ------------------------------------------------------------------ choice

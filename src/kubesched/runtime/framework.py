@@ -60,6 +60,8 @@ from kubesched.framework.interfaces import (
     ScorePlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
+    WhatIfFilterPlugin,
+    is_static_filter,
 )
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import (
@@ -389,6 +391,57 @@ class Framework:
             fail = (result < 0) & (v.index >= 0)
             if fail.any():
                 result[fail] = v.index[fail] + len(statuses)
+            statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+        return result, statuses
+
+    def what_if_supported(self, state: CycleState) -> bool:
+        """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
+        be static or answer what-ifs, and no active PreFilter plugin may keep
+        per-pod state that AddPod/RemovePod would change."""
+        if self.force_exact:
+            return False
+        skip = state.skip_filter_plugins
+        for p in self.pre_filter_plugins:
+            if p.name not in skip and p.pre_filter_extensions() is not None:
+                return False
+        for f in self.filter_plugins:
+            if f.name in skip:
+                continue
+            if is_static_filter(f):
+                if not isinstance(f, VectorFilterPlugin):
+                    return False
+            elif not isinstance(f, WhatIfFilterPlugin):
+                return False
+        return True
+
+    def run_filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> tuple[np.ndarray, list[Status]] | None:
+        """The filters over ``rows`` if their summed requests were ``requested``:
+        (index aligned with rows, -1 = pass; statuses). Static filters are read
+        from their vector form; the others answer the what-if. None if some
+        plugin cannot answer."""
+        result = np.full(len(rows), -1, dtype=np.int32)
+        statuses: list[Status] = []
+        skip = state.skip_filter_plugins
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            if is_static_filter(p):
+                v = p.filter_vector(state, pod, self.table)  # type: ignore[attr-defined]
+                if v is None:
+                    return None
+                index = v.index[rows]
+            else:
+                v = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
+                if v is None:
+                    return None
+                index = v.index
+            if not v.statuses:
+                continue
+            fail = (result < 0) & (index >= 0)
+            if fail.any():
+                result[fail] = index[fail] + len(statuses)
             statuses.extend(s.with_plugin(p.name) for s in v.statuses)
         return result, statuses
 

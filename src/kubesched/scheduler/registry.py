@@ -7,6 +7,7 @@ they have nothing to do for pods without volumes or resource claims.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,30 @@ _PLUGINS: tuple[Any, ...] = (
 )
 
 
-def in_tree_registry() -> Mapping[str, PluginFactory]:
+FEATURE_GATES: Mapping[str, bool] = {"SchedulerAsyncPreemption": True}
+"""The feature gates kubesched honours, with their v1.36 defaults."""
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` as kube-scheduler's ``--feature-gates``; ValueError on bad input."""
+    gates: dict[str, bool] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise ValueError(f"invalid value of {item}, err: expected NAME=true|false")
+        if name not in FEATURE_GATES:
+            raise ValueError(f"unrecognized feature gate: {name}")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def in_tree_registry(
+    feature_gates: Mapping[str, bool] | None = None,
+) -> Mapping[str, PluginFactory]:
     """Plugin name -> factory ``(args, handle) -> plugin``."""
-    return {cls.name: cls for cls in _PLUGINS}
+    gates = {**FEATURE_GATES, **(feature_gates or {})}
+    registry: dict[str, PluginFactory] = {cls.name: cls for cls in _PLUGINS}
+    registry[DefaultPreemption.name] = functools.partial(
+        DefaultPreemption, async_preemption=gates["SchedulerAsyncPreemption"]
+    )
+    return registry

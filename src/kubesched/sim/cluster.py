@@ -33,6 +33,7 @@ from kubesched.api.types import (
     PodCondition,
     PodDisruptionBudget,
 )
+from kubesched.sim.disruption import ScaleOf, compute_status
 from kubesched.sim.engine import Engine
 
 REASON_PREEMPTED: Final = "Preempted"
@@ -114,7 +115,10 @@ class Cluster:
     watchers: list[Watcher] = field(default_factory=list)
     on_pod_deleted: list[Callable[[Pod], None]] = field(default_factory=list)
     last_change: int = 0
+    scale_of: ScaleOf | None = None
+    """Controller scale lookup for PDB status (set by the scenario)."""
     _pending: deque[_Pending] = field(default_factory=deque)
+    _pdbs_dirty: bool = True
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -127,6 +131,8 @@ class Cluster:
     def _emit(self, kind: str, op: str, old: object = None, new: object = None) -> None:
         self._pending.append(_Pending(kind, op, old, new))
         self.last_change = self.now
+        if kind == "pod":
+            self._pdbs_dirty = True
 
     def _watch(self, pod: Pod) -> None:
         if self.watch:
@@ -159,7 +165,24 @@ class Cluster:
         return self.pods.get(f"{namespace}/{name}")
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
+        """The PDBs with their status as the disruption controller keeps it."""
+        if self._pdbs_dirty and self.pdb_list:
+            self.refresh_pdbs()
         return self.pdb_list
+
+    def add_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self.pdb_list.append(pdb)
+        self._pdbs_dirty = True
+
+    def remove_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self.pdb_list = [p for p in self.pdb_list if p is not pdb]
+
+    def refresh_pdbs(self) -> None:
+        scale_of = self.scale_of or (lambda ns, ref: None)
+        pods = list(self.pods.values())
+        for pdb in self.pdb_list:
+            pdb.status = compute_status(pdb, pods, scale_of, self.now)
+        self._pdbs_dirty = False
 
     def namespace(self, name: str) -> Namespace | None:
         return self.namespaces.get(name)

@@ -75,6 +75,13 @@ class ReplicaSetController:
             rs.deleted = True
         return sorted(self.active.pop(uid, set()))
 
+    def scale_of(self, namespace: str, ref: OwnerReference) -> tuple[str, int] | None:
+        """(uid, replicas) of the controller a pod's controller reference names."""
+        rs = self.sets.get(ref.uid)
+        if rs is None or rs.namespace != namespace:
+            return None
+        return rs.uid, rs.replicas
+
     def _reconcile(self, rs: ReplicaSetSpec) -> None:
         active = self.active[rs.uid]
         while len(active) < rs.replicas and not rs.deleted:

@@ -243,18 +243,25 @@ def _template_pod(w: Workload, name: str) -> Pod:
 
 
 def _rebase_times(items: list[Item]) -> None:
-    starts = [
+    stamps = [
         i.obj.start_time for i in items if isinstance(i.obj, Pod) and i.obj.start_time is not None
     ]
-    if not starts:
+    for i in items:
+        if isinstance(i.obj, PodDisruptionBudget):
+            stamps.extend(i.obj.status.disrupted_pods.values())
+    if not stamps:
         return
-    epoch = max(starts)
+    epoch = max(stamps)
     for i in items:
         if isinstance(i.obj, Pod):
             if i.obj.start_time is not None:
                 i.obj.start_time -= epoch
             if i.obj.deletion_timestamp is not None:
                 i.obj.deletion_timestamp -= epoch
+        elif isinstance(i.obj, PodDisruptionBudget):
+            d = i.obj.status.disrupted_pods
+            for name in d:
+                d[name] -= epoch
 
 
 # --------------------------------------------------------------------------- running
@@ -287,14 +294,17 @@ def run_scenario(
     watch: bool = False,
     exact: bool = False,
     horizon: int = DEFAULT_HORIZON,
+    feature_gates: dict[str, bool] | None = None,
 ) -> Run:
-    sim = Simulation(scenario.config, dict(in_tree_registry()), seed=seed, watch=watch)
+    registry = dict(in_tree_registry(feature_gates))
+    sim = Simulation(scenario.config, registry, seed=seed, watch=watch)
     if exact:
         for fwk in sim.scheduler.profiles.values():
             fwk.force_exact = True
     cluster = sim.cluster
     rs_controller = ReplicaSetController(cluster.create_pod, random.Random(f"{seed}/replicasets"))
     cluster.watchers.append(rs_controller)
+    cluster.scale_of = rs_controller.scale_of
     engine = sim.engine
     replica_sets: dict[int, str] = {}
     for item in scenario.items:
@@ -325,7 +335,7 @@ def _creator(
         elif isinstance(obj, Pod):
             cluster.create_pod(obj, item.run_for)
         elif isinstance(obj, PodDisruptionBudget):
-            cluster.pdb_list.append(obj)
+            cluster.add_pdb(obj)
         elif isinstance(obj, Namespace):
             cluster.namespaces[obj.name] = obj
         elif isinstance(obj, Workload):
@@ -378,7 +388,7 @@ def _deleter(
             if cur is not None and cur.uid == obj.uid:
                 cluster.delete_gracefully(cur, REASON_DELETED)
         elif isinstance(obj, PodDisruptionBudget):
-            cluster.pdb_list = [p for p in cluster.pdb_list if p is not obj]
+            cluster.remove_pdb(obj)
         elif isinstance(obj, Namespace):
             cluster.namespaces.pop(obj.name, None)
         elif isinstance(obj, Workload) and item.order in replica_sets:

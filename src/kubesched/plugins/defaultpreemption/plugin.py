@@ -51,6 +51,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.defaultpreemption.vector import select_victims_on_nodes
 
 NAME: Final = "DefaultPreemption"
 
@@ -226,6 +227,19 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=order)
         return victims, num_violating, SUCCESS
+
+    def select_victims_on_nodes(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+    ) -> list[tuple[list[PodInfo], int, Status]] | None:
+        """``select_victims_on_node`` for many nodes at once (same answers), or None
+        when the active filters need the per-node path."""
+        return select_victims_on_nodes(
+            self, state, pod, nodes, pdbs, filter_pods_with_pdb_violation
+        )
 
     def _importance_cmp(self, now: int) -> Callable[[PodInfo, PodInfo], int]:
         def cmp(a: PodInfo, b: PodInfo) -> int:

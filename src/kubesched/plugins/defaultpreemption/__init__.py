@@ -1,0 +1,15 @@
+"""DefaultPreemption (upstream pkg/scheduler/framework/plugins/defaultpreemption)."""
+
+from kubesched.plugins.defaultpreemption.plugin import (
+    NAME,
+    DefaultPreemption,
+    filter_pods_with_pdb_violation,
+    pod_terminating_by_preemption,
+)
+
+__all__ = [
+    "NAME",
+    "DefaultPreemption",
+    "filter_pods_with_pdb_violation",
+    "pod_terminating_by_preemption",
+]
