@@ -37,6 +37,8 @@ class KubeschedGroup(click.Group):
             return super().invoke(ctx)
         except InputError as err:
             fail_input(str(err))
+        except click.UsageError as err:
+            fail_input(err.format_message())
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except BrokenPipeError:
@@ -60,9 +62,12 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
         if isinstance(value, int):
             return value
         try:
-            return parse_duration(str(value))
+            d = parse_duration(str(value))
         except ValueError as err:
             self.fail(str(err), param, ctx)
+        if d < 0:
+            self.fail(f"{value}: must not be negative", param, ctx)
+        return d
 
 
 @main.command()
@@ -117,7 +122,8 @@ def simulate(
 
     scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
     if scenario.ignored:
-        parts = ", ".join(f"{n} {k}" for k, n in sorted(scenario.ignored.items()))
+        items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts = ", ".join(f"{n} {k}" for k, n in items)
         total = sum(scenario.ignored.values())
         click.echo(f"ignored {total} objects: {parts}", err=True)
     started = time.perf_counter()

@@ -71,8 +71,10 @@ def tabulate(rows: Sequence[Sequence[str]]) -> str:
 
 
 def format_seconds(ns: int) -> str:
-    s = ns / NANOS
-    return f"{s:g}s"
+    """Exact seconds: ``30s``, ``12345.25s``, ``-1.5s``."""
+    whole, frac = divmod(abs(ns), NANOS)
+    text = f"{whole}.{frac:09d}".rstrip("0").rstrip(".")
+    return ("-" if ns < 0 else "") + text + "s"
 
 
 def pods_table(cluster: Cluster, end_time: int, wide: bool = False) -> str:
@@ -158,7 +160,9 @@ def to_yaml(doc: dict[str, Any]) -> str:
 
 def to_jsonl(doc: dict[str, Any]) -> Iterable[str]:
     for e in doc["events"]:
-        yield json.dumps({"type": "event", **e}, ensure_ascii=False) + "\n"
+        rest = {k: v for k, v in e.items() if k != "type"}
+        line = {"type": "event", "eventType": e["type"], **rest}
+        yield json.dumps(line, ensure_ascii=False) + "\n"
     for p in doc["preemptions"]:
         yield json.dumps({"type": "preemption", **p}, ensure_ascii=False) + "\n"
     for p in doc["pods"]:

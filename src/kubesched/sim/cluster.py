@@ -257,17 +257,23 @@ class Cluster:
             rec.deletion_reason = reason
             if cur.node_name and grace <= 0 and cur.phase not in (SUCCEEDED, FAILED):
                 new = cur.copy()
-                new.deletion_timestamp = self.now
+                new.deletion_timestamp = self.now  # now + grace (0), as the API server sets it
                 self._replace(cur, new)
                 cur = new
             self._remove_pod(cur, reason)
             return
         new = cur.copy()
-        new.deletion_timestamp = self.now
+        # The API server sets deletionTimestamp to the end of the grace period.
+        new.deletion_timestamp = self.now + grace * NANOS
         self._replace(cur, new)
         self.records[cur.uid].deletion_reason = reason
-        uid = cur.uid
-        self.engine.after(grace * NANOS, lambda: self._grace_over(uid, reason))
+        self.expire_at(new, new.deletion_timestamp, reason)
+
+    def expire_at(self, pod: Pod, when: int, reason: str) -> None:
+        """Remove a terminating pod at ``when`` (its grace period's end)."""
+        uid = pod.uid
+        self.records[uid].deletion_reason = self.records[uid].deletion_reason or reason
+        self.engine.at(when, lambda: self._grace_over(uid, reason))
 
     def _grace_over(self, uid: str, reason: str) -> None:
         rec = self.records.get(uid)
@@ -284,6 +290,7 @@ class Cluster:
         rec = self.records[cur.uid]
         rec.deleted_at = self.now
         rec.deletion_reason = rec.deletion_reason or reason
+        self._watch(cur)
         self._emit("pod", "delete", old=cur)
         for cb in self.on_pod_deleted:
             cb(cur)

@@ -334,6 +334,9 @@ def _creator(
             cluster.create_node(obj)
         elif isinstance(obj, Pod):
             cluster.create_pod(obj, item.run_for)
+            if obj.deletion_timestamp is not None:
+                # A pod dumped while terminating goes when its grace period ends.
+                cluster.expire_at(obj, obj.deletion_timestamp, REASON_DELETED)
         elif isinstance(obj, PodDisruptionBudget):
             cluster.add_pdb(obj)
         elif isinstance(obj, Namespace):
