@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from kubesched.api.types import PodCondition, PodDisruptionBudget, Time
+from kubesched.api.types import Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle
 from kubesched.framework.results import (
@@ -143,7 +143,7 @@ class Evaluator:
         self.last = PreemptionOutcome()
         latest = h.reader.get_pod(pod.pod.namespace, pod.pod.name)
         if latest is None:
-            return None, error(f'pods "{pod.pod.name}" not found')
+            return None, error(f'pod "{pod.pod.name}" not found')
         if latest is not pod.pod:
             pod = PodInfo(latest)
         nnn = pod.pod.nominated_node_name
@@ -160,7 +160,7 @@ class Evaluator:
         self.last.candidates = candidates
         self.last.statuses = node_statuses
         if errs and not candidates:
-            return None, error(errs[0])
+            return None, error(go_aggregate(errs))
         if not candidates:
             node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
             fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
@@ -281,37 +281,50 @@ class Evaluator:
         h.recorder.preemption(
             preemptor.pod, c.name, [p.pod for p in pods], c.victims.num_pdb_violations
         )
-        h.metrics.preemption_victims(len(pods))
         if not self.async_preemption:
+            h.metrics.preemption_victims(len(pods))
+            first_error: Exception | None = None
             for v in pods:
                 if v.pod.deletion_timestamp is None:
-                    self.preempt_pod(c, preemptor, v)
+                    err = self.preempt_pod(c, preemptor, v)
+                    first_error = first_error or err
+            if first_error is not None:
+                return error(str(first_error))
             self._clear_lower_priority_nominations(preemptor, c.name)
             return SUCCESS
         remaining = [v for v in pods if v.pod.deletion_timestamp is None]
         if not remaining:
             return SUCCESS
+        h.metrics.preemption_victims(len(pods))
         uid = preemptor.pod.uid
         self.preempting.add(uid)
+        failed = False
         try:
-            self._clear_lower_priority_nominations(preemptor, c.name)
+            failed = not self._clear_lower_priority_nominations(preemptor, c.name)
+            victim_failed = False
             for v in remaining[:-1]:
-                self.preempt_pod(c, preemptor, v)
-            last = remaining[-1]
-            self.last_victims_pending[uid] = (last.pod.namespace, last.pod.name, last.pod.uid)
-            self.preempt_pod(c, preemptor, last)
+                victim_failed |= self.preempt_pod(c, preemptor, v) is not None
+            if victim_failed:
+                failed = True
+            else:
+                last = remaining[-1]
+                self.last_victims_pending[uid] = (last.pod.namespace, last.pod.name, last.pod.uid)
+                failed |= self.preempt_pod(c, preemptor, last) is not None
         finally:
             self.preempting.discard(uid)
             self.last_victims_pending.pop(uid, None)
+        if failed:
+            h.activate([preemptor.pod])
         return SUCCESS
 
-    def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
-        """DisruptionTarget condition, DELETE, and the ``Preempted`` event (R5.9.3)."""
+    def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> Exception | None:
+        """DisruptionTarget condition, DELETE, and the ``Preempted`` event (R5.9.3).
+        Returns the API error, if any (a victim already gone is success)."""
         h = self.handle
         pod = victim.pod
         current = h.reader.get_pod(pod.namespace, pod.name)
         if current is None or current.uid != pod.uid:
-            return  # the victim is gone: success, no event
+            return None  # the victim is gone: success, no event
         cond = PodCondition(
             DISRUPTION_TARGET,
             "True",
@@ -319,8 +332,12 @@ class Evaluator:
             f"{preemptor.pod.spec.scheduler_name}: preempting to accommodate a higher priority pod",
             h.clock.now(),
         )
-        h.writer.patch_pod_status(current, condition=cond)
-        h.writer.delete_pod(current)
+        try:
+            if not _has_condition(current, cond):
+                h.writer.patch_pod_status(current, condition=cond)
+            h.writer.delete_pod(current)
+        except Exception as err:  # an API error: reported, the rest goes on
+            return err
         h.recorder.event(
             pod,
             "Normal",
@@ -329,17 +346,25 @@ class Evaluator:
             f"Preempted by pod {preemptor.pod.uid} on node {c.name}",
             related=preemptor.pod,
         )
+        return None
 
-    def _clear_lower_priority_nominations(self, preemptor: PodInfo, node_name: str) -> None:
+    def _clear_lower_priority_nominations(self, preemptor: PodInfo, node_name: str) -> bool:
+        """Clear ``nominatedNodeName`` of lower-priority pods nominated to the node;
+        False if an API call failed (not fatal)."""
         h = self.handle
         prio = preemptor.pod.priority
+        ok = True
         for pi in h.nominator.nominated_pods_for_node(node_name):
             if pi.pod.priority >= prio:
                 continue
             current = h.reader.get_pod(pi.pod.namespace, pi.pod.name)
             if current is None or not current.nominated_node_name:
                 continue
-            h.writer.patch_pod_status(current, nominated_node_name="")
+            try:
+                h.writer.patch_pod_status(current, nominated_node_name="")
+            except Exception:
+                ok = False
+        return ok
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """True while the async preemption of this preemptor is in flight (R5.9.5)."""
@@ -351,6 +376,29 @@ class Evaluator:
         ns, name, vuid = last
         victim = self.handle.reader.get_pod(ns, name)
         return victim is not None and victim.uid == vuid and victim.deletion_timestamp is None
+
+
+def go_aggregate(messages: Sequence[str]) -> str:
+    """Go's ``utilerrors.NewAggregate(errs).Error()``: duplicates dropped, one message
+    as is, several as ``[a, b]``."""
+    seen: list[str] = []
+    for m in messages:
+        if m not in seen:
+            seen.append(m)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
+
+
+def _has_condition(pod: Pod, cond: PodCondition) -> bool:
+    """The pod already carries this condition (UpdatePodCondition would change nothing)."""
+    cur = pod.condition(cond.type)
+    return (
+        cur is not None
+        and cur.status == cond.status
+        and cur.reason == cond.reason
+        and cur.message == cond.message
+    )
 
 
 # --------------------------------------------------------------------------- picking
