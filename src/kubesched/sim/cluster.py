@@ -27,8 +27,10 @@ from kubesched.api.types import (
     NANOS,
     RUNNING,
     SUCCEEDED,
+    LabelSelector,
     Namespace,
     Node,
+    OwnerReference,
     Pod,
     PodCondition,
     PodDisruptionBudget,
@@ -117,6 +119,8 @@ class Cluster:
     last_change: int = 0
     scale_of: ScaleOf | None = None
     """Controller scale lookup for PDB status (set by the scenario)."""
+    selector_of: Callable[[str, OwnerReference], LabelSelector | None] | None = None
+    """Controller selector lookup (set by the scenario)."""
     _pending: deque[_Pending] = field(default_factory=deque)
     _pdbs_dirty: bool = True
 
@@ -186,6 +190,10 @@ class Cluster:
 
     def namespace(self, name: str) -> Namespace | None:
         return self.namespaces.get(name)
+
+    def workload_selector(self, namespace: str, ref: OwnerReference) -> LabelSelector | None:
+        """The label selector of the workload a controller reference names."""
+        return self.selector_of(namespace, ref) if self.selector_of is not None else None
 
     # ------------------------------------------------------------------ nodes
     def create_node(self, node: Node) -> None:

@@ -15,7 +15,15 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kubesched.api.types import FAILED, SUCCEEDED, Node, OwnerReference, Pod, PodSpec
+from kubesched.api.types import (
+    FAILED,
+    SUCCEEDED,
+    LabelSelector,
+    Node,
+    OwnerReference,
+    Pod,
+    PodSpec,
+)
 
 # utilrand's alphabet: no vowels, no confusable characters.
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
@@ -51,6 +59,7 @@ class ReplicaSetSpec:
     """Builds (and admits) a pod of the template with the given name."""
     run_for: int | None = None
     deleted: bool = False
+    selector: LabelSelector | None = None
 
 
 @dataclass(slots=True)
@@ -81,6 +90,13 @@ class ReplicaSetController:
         if rs is None or rs.namespace != namespace:
             return None
         return rs.uid, rs.replicas
+
+    def selector_of(self, namespace: str, ref: OwnerReference) -> LabelSelector | None:
+        """The selector of the ReplicaSet a controller reference names."""
+        rs = self.sets.get(ref.uid)
+        if rs is None or rs.namespace != namespace or ref.kind != "ReplicaSet":
+            return None
+        return rs.selector
 
     def _reconcile(self, rs: ReplicaSetSpec) -> None:
         active = self.active[rs.uid]

@@ -38,6 +38,7 @@ from kubesched.api.load import (
 from kubesched.api.types import (
     LABEL_HOSTNAME,
     PREEMPT_LOWER_PRIORITY,
+    LabelSelector,
     Namespace,
     Node,
     Pod,
@@ -305,6 +306,7 @@ def run_scenario(
     rs_controller = ReplicaSetController(cluster.create_pod, random.Random(f"{seed}/replicasets"))
     cluster.watchers.append(rs_controller)
     cluster.scale_of = rs_controller.scale_of
+    cluster.selector_of = rs_controller.selector_of
     engine = sim.engine
     replica_sets: dict[int, str] = {}
     for item in scenario.items:
@@ -354,8 +356,16 @@ def _replica_set(
 ) -> ReplicaSetSpec:
     rs_name = w.name if w.kind == "ReplicaSet" else f"{w.name}-{template_hash(w.key)}"
     labels = dict(w.template_labels)
+    selector = w.selector
     if w.kind == "Deployment":
-        labels["pod-template-hash"] = rs_name.rsplit("-", 1)[-1]
+        # The Deployment controller adds pod-template-hash to its ReplicaSet's
+        # template labels and selector.
+        pth = rs_name.rsplit("-", 1)[-1]
+        labels["pod-template-hash"] = pth
+        base = selector or LabelSelector()
+        selector = LabelSelector(
+            {**base.match_labels, "pod-template-hash": pth}, base.match_expressions
+        )
 
     def make_pod(name: str) -> Pod:
         pod = _template_pod(w, name)
@@ -374,6 +384,7 @@ def _replica_set(
         w.template_spec,
         make_pod,
         item.run_for,
+        selector=selector,
     )
 
 

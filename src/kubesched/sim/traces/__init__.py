@@ -1,0 +1,209 @@
+"""Cluster traces turned into Kubernetes objects for replay.
+
+One small module per trace format, all behind :class:`TraceFormat`: ``load``
+reads the format's files and returns :class:`TraceObjects` — ordinary api
+objects (``Node``, ``Pod``, ``PriorityClass``) whose simulated timing is
+carried by the simulation annotations every scenario understands
+(``kubesched.io/create-at``, ``kubesched.io/delete-at``,
+``kubesched.io/run-for``). From there the objects are either rendered as
+YAML manifests (:mod:`kubesched.sim.traces.manifests`, ``kubesched import``)
+or turned straight into a ``Scenario`` (:mod:`kubesched.sim.traces.replay`,
+``kubesched simulate --trace``), which is much faster than going through YAML.
+
+The registry maps a format name to its module; built-in formats are imported
+on first use, so importing this package costs nothing. A trace is named on
+the command line as ``FORMAT:PATH[,PATH...]`` (:func:`parse_trace_spec`).
+
+Who calls it: the CLI (``kubesched.cli.trace_commands``), benchmarks, tests.
+Errors in the trace files are :class:`~kubesched.api.errors.InputError` naming
+the file, the row and the column.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Final, Protocol
+
+from kubesched.api.errors import InputError
+from kubesched.api.types import Node, Pod, PriorityClass
+
+__all__ = [
+    "GPU_SHARE_MODES",
+    "ImportOptions",
+    "ImportStats",
+    "TierPriority",
+    "TraceFormat",
+    "TraceObjects",
+    "format_names",
+    "get_format",
+    "load_trace",
+    "parse_trace_spec",
+    "register",
+]
+
+GPU_SHARE_ROUND_UP: Final = "round-up"
+GPU_SHARE_SKIP: Final = "skip"
+GPU_SHARE_MILLI: Final = "milli"
+GPU_SHARE_MODES: Final = (GPU_SHARE_ROUND_UP, GPU_SHARE_SKIP, GPU_SHARE_MILLI)
+"""How a pod asking for a fraction of one GPU is represented (see docs/traces.md)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TierPriority:
+    """The PriorityClass a trace tier (QoS class, job type ...) maps to."""
+
+    value: int
+    preemption_policy: str = "PreemptLowerPriority"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """Options every format accepts; a format validates the ones it uses.
+
+    - ``seed``: seeds every random choice (sampling, node dropping/adding);
+      same files + same options = identical objects, in the same order.
+    - ``limit``: keep only the first N pods of the trace (in trace order),
+      before ``sample`` applies.
+    - ``sample``: an int N >= 1 keeps N pods chosen at random (all if fewer);
+      a Fraction in (0, 1] keeps ``round(f * pods)`` of them. Kept pods stay in
+      trace order.
+    - ``time_scale``: every trace time and duration is multiplied by it
+      (0.001 replays 1000 s of trace per simulated second); exact rational
+      arithmetic, rounded to the nanosecond.
+    - ``node_fraction``: keep ``round(f * nodes)`` nodes chosen at random
+      (f < 1), or add ``round((f - 1) * nodes)`` copies of randomly chosen
+      nodes (f > 1, named ``<node>-copy-<k>``).
+    - ``drop_nodes``: then remove N more nodes chosen at random.
+    - ``gpu_share``: one of :data:`GPU_SHARE_MODES`.
+    - ``priorities``: tier name -> PriorityClass value (and policy), overriding
+      the format's defaults for the tiers given.
+    - ``max_pods``: the ``pods`` allocatable of every node (the kubelet's default
+      ``maxPods`` is 110).
+    - ``no_deletions``: pods get only ``create-at``: they never finish nor get
+      deleted, so the cluster fills up (the "schedule until full" experiments
+      traces like openb were published with).
+    """
+
+    seed: int = 0
+    limit: int | None = None
+    sample: int | Fraction | None = None
+    time_scale: Fraction = Fraction(1)
+    node_fraction: Fraction = Fraction(1)
+    drop_nodes: int = 0
+    gpu_share: str = GPU_SHARE_ROUND_UP
+    priorities: Mapping[str, TierPriority] = field(default_factory=dict)
+    max_pods: int = 110
+    no_deletions: bool = False
+
+
+@dataclass(slots=True)
+class ImportStats:
+    """What the import did, for the one summary line on stderr."""
+
+    format: str
+    nodes_in_trace: int = 0
+    pods_in_trace: int = 0
+    nodes: int = 0
+    pods: int = 0
+    pods_by_tier: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    """Each approximation made, counted: ``1234 with fractional GPU rounded up to 1``."""
+
+    def line(self) -> str:
+        """``imported 8152 pods (LS 4647, BE 3398, ...), 1523 nodes: <notes>``."""
+        tiers = ", ".join(f"{t} {n}" for t, n in self.pods_by_tier.most_common())
+        head = f"imported {self.pods} pods"
+        if self.pods != self.pods_in_trace:
+            head += f" of {self.pods_in_trace}"
+        if tiers:
+            head += f" ({tiers})"
+        head += f", {self.nodes} nodes"
+        if self.nodes != self.nodes_in_trace:
+            head += f" (trace has {self.nodes_in_trace})"
+        return head + ("; " + "; ".join(self.notes) if self.notes else "")
+
+
+@dataclass(slots=True)
+class TraceObjects:
+    """A trace as api objects, in the order they should be created.
+
+    Pods carry ``kubesched.io/create-at`` and ``run-for`` or ``delete-at``
+    annotations; nodes and classes exist from time 0. ``last_event`` is the
+    latest time (ns) the annotations mention; a replay's safety horizon should
+    lie beyond it. The objects are fresh: a run mutates them, so load again
+    for a second run.
+    """
+
+    priority_classes: list[PriorityClass]
+    nodes: list[Node]
+    pods: list[Pod]
+    stats: ImportStats
+    last_event: int = 0
+
+
+class TraceFormat(Protocol):
+    """One trace format. ``load`` raises InputError for unreadable or bad files and
+    for options the format cannot honour; it never prints."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def load(self, paths: Sequence[str], options: ImportOptions) -> TraceObjects: ...
+
+
+# name -> "module:attribute" of a built-in format, imported on first use.
+_BUILTIN: Final[Mapping[str, str]] = {
+    "openb": "kubesched.sim.traces.openb:FORMAT",
+}
+_registered: dict[str, TraceFormat] = {}
+
+
+def register(fmt: TraceFormat) -> None:
+    """Add (or replace) a format under ``fmt.name``."""
+    _registered[fmt.name] = fmt
+
+
+def format_names() -> list[str]:
+    return sorted({*_BUILTIN, *_registered})
+
+
+def get_format(name: str) -> TraceFormat:
+    """The format called ``name``; InputError naming the known ones otherwise."""
+    fmt = _registered.get(name)
+    if fmt is not None:
+        return fmt
+    target = _BUILTIN.get(name)
+    if target is None:
+        raise InputError(
+            f'unknown trace format "{name}"; known formats: {", ".join(format_names())}'
+        )
+    module, _, attr = target.partition(":")
+    loaded: TraceFormat = getattr(importlib.import_module(module), attr)
+    _registered[name] = loaded
+    return loaded
+
+
+def parse_trace_spec(spec: str) -> tuple[TraceFormat, list[str]]:
+    """``FORMAT:PATH[,PATH...]`` -> (format, paths), as ``simulate --trace`` takes it."""
+    name, sep, rest = spec.partition(":")
+    if not sep or not name:
+        raise InputError(
+            f'"{spec}": expected FORMAT:PATH[,PATH...], e.g. openb:NODES.csv,PODS.csv',
+            field="--trace",
+        )
+    paths = [p for p in rest.split(",") if p]
+    if not paths:
+        raise InputError(f'"{spec}": no trace file given', field="--trace")
+    return get_format(name), paths
+
+
+def load_trace(name: str, paths: Sequence[str], options: ImportOptions) -> TraceObjects:
+    """``get_format(name).load(paths, options)``."""
+    return get_format(name).load(paths, options)
