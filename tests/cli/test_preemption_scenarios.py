@@ -6,8 +6,8 @@ step in the comments; the examples' own comments tell the same story for users.
 Variants of an example (a PDB removed, a pod removed, a policy changed) are
 written to a temporary file, to show which object makes the difference.
 
-FailedScheduling messages are those of kubesched's default profile, which has no
-DynamicResources plugin; the last test states the v1.36 text (xfail).
+FailedScheduling messages are those of the v1.36 default profile: DynamicResources'
+PostFilter puts "no new claims to deallocate, " before the preemption message.
 """
 
 from __future__ import annotations
@@ -127,6 +127,7 @@ def test_seed_replacement_stays_pending(seed_doc: Doc) -> None:
     assert (replacement["phase"], replacement["nodeName"]) == ("Pending", None)
     msg = (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
+        "no new claims to deallocate, "
         "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling."
     )
@@ -294,7 +295,8 @@ def test_nominated_preemptor_holds_its_node(hold_doc: Doc) -> None:
     ] == [
         (
             10.0,
-            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: "
             "1 No preemption victims found for incoming pod.",
         )
     ]
@@ -332,7 +334,7 @@ def test_preemption_policy_never_stays_pending() -> None:
         (
             5.0,
             "0/1 nodes are available: 1 Insufficient cpu. "
-            "preemption: not eligible due to preemptionPolicy=Never.",
+            "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
         )
     ]
     m = doc["metrics"]
@@ -375,6 +377,7 @@ def test_retried_preemptor_waits_for_its_terminating_victim(tmp_path: Path) -> N
         (
             330.0,
             "0/1 nodes are available: 1 Insufficient cpu. "
+            "no new claims to deallocate, "
             "preemption: not eligible due to a terminating pod on the nominated node.",
         ),
     ]
@@ -383,17 +386,6 @@ def test_retried_preemptor_waits_for_its_terminating_victim(tmp_path: Path) -> N
     assert (u["nodeName"], u["scheduledAt"]) == ("worker", 405.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (deviation from the v1.36 default profile): DynamicResources is a PostFilter "
-    "plugin ahead of DefaultPreemption; for a pod without claims its PreFilter writes an empty "
-    "state and returns Skip, and its PostFilter returns Unschedulable 'no new claims to "
-    "deallocate', which RunPostFilterPlugins joins before the preemption message. kubesched "
-    "drops DynamicResources from the default profile, so the text is missing. Fix: register a "
-    "DynamicResources stub (PreFilter Skip; PostFilter Unschedulable 'no new claims to "
-    "deallocate' for pods without resource claims) and keep it in the default PostFilter list "
-    "before DefaultPreemption",
-)
 def test_failed_scheduling_message_of_the_v1_36_default_profile() -> None:
     doc = simulate(POLICY_NEVER)
     assert [e["message"] for e in events(doc, "FailedScheduling", "default/etl")] == [

@@ -182,6 +182,7 @@ def test_example_basic() -> None:
     # requeues too-big, which fails again. Nothing is left to happen: the run ends at 65s.
     too_big = (
         "0/3 nodes are available: 3 Insufficient cpu. "
+        "no new claims to deallocate, "
         "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     doc = run_json("-f", str(BASIC))
@@ -234,6 +235,7 @@ def test_example_taints_affinity() -> None:
     arm_only = (
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 node(s) didn't match Pod's node affinity/selector. "
+        "no new claims to deallocate, "
         "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     doc = run_json("-f", str(TAINTS))
@@ -302,6 +304,7 @@ SEED_NGINX_A_FAILED = (
 )
 SEED_NGINX_REPLACEMENT_FAILED = (
     "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
+    "no new claims to deallocate, "
     "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, "
     "1 Preemption is not helpful for scheduling."
 )

@@ -792,6 +792,8 @@ def _container(raw: Raw, path: str, *, init: bool, host_network: bool) -> Contai
     name = req_str(raw, "name", path)
     rp = child(path, "resources")
     resources = get_map(raw, "resources", path)
+    if resources.get("claims"):
+        raise fail(child(rp, "claims"), UNSUPPORTED_CLAIMS)
     requests = resource_list(resources, "requests", rp)
     # SetDefaults_Pod: a resource with a limit and no request requests its limit.
     for res, amount in resource_list(resources, "limits", rp).items():
@@ -873,9 +875,17 @@ class SpecFields:
     preemption_policy: str | None
 
 
+UNSUPPORTED_CLAIMS = (
+    "Unsupported value: kubesched does not model dynamic resource allocation (ResourceClaims)"
+)
+
+
 def pod_spec(value: Any, path: str) -> SpecFields:
-    """A ``PodSpec`` (of a Pod or a pod template) with pod defaulting applied."""
+    """A ``PodSpec`` (of a Pod or a pod template) with pod defaulting applied.
+    Resource claims (DRA) are not modelled and are rejected."""
     raw = as_map(value, path)
+    if raw.get("resourceClaims"):
+        raise fail(child(path, "resourceClaims"), UNSUPPORTED_CLAIMS)
     host_network = get_bool(raw, "hostNetwork", path)
     containers = _containers(raw, "containers", path, init=False, host_network=host_network)
     if not containers:

@@ -38,4 +38,5 @@ class InputError(Exception):
     def __str__(self) -> str:
         parts = [p for p in (self.source, self.obj, self.field) if p]
         parts.append(self.message)
-        return ": ".join(parts)
+        # One line, whatever the input held (a name with a newline in it, say).
+        return ": ".join(parts).replace("\r", "\\r").replace("\n", "\\n")

@@ -17,6 +17,8 @@ import click
 from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
+from kubesched.cli import bench_command, trace_commands
+from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +78,6 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     "--filename",
     "files",
     multiple=True,
-    required=True,
     help="File, directory (*.yaml, *.yml, *.json) or - for stdin; repeatable.",
 )
 @click.option("--config", "config_file", default=None, help="A KubeSchedulerConfiguration file.")
@@ -100,6 +101,14 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     is_flag=True,
     help="Use the per-node (exact) plugin paths only; same decisions, slower.",
 )
+@click.option(
+    "--trace",
+    "trace_spec",
+    default=None,
+    metavar="FORMAT:PATH[,PATH...]",
+    help="Replay a cluster trace, e.g. openb:NODES.csv,PODS.csv (see docs/traces.md).",
+)
+@trace_commands.trace_options(seed=False)
 def simulate(
     files: tuple[str, ...],
     config_file: str | None,
@@ -109,18 +118,31 @@ def simulate(
     watch: bool,
     feature_gates: str,
     exact: bool,
+    trace_spec: str | None,
+    **trace_values: Any,
 ) -> None:
-    """Run manifests on the embedded simulated cluster and report every decision."""
+    """Run manifests (or a cluster trace) on the embedded simulated cluster and
+    report every decision."""
     from kubesched.cli import render
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
+    from kubesched.sim.simulation import DEFAULT_HORIZON
 
     try:
         gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         fail_input(f"--feature-gates: {err}")
 
-    scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
+    horizon = DEFAULT_HORIZON
+    if trace_spec is None:
+        if not files:
+            fail_input("-f: required (or --trace)")
+        scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
+    else:
+        options = trace_commands.import_options(seed, **trace_values)
+        scenario, _trace, horizon = trace_commands.load_trace_scenario(
+            trace_spec, options, files=files, config_file=config_file, stdin=sys.stdin
+        )
     if scenario.ignored:
         items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = ", ".join(f"{n} {k}" for k, n in items)
@@ -128,12 +150,20 @@ def simulate(
         click.echo(f"ignored {total} objects: {parts}", err=True)
     started = time.perf_counter()
     run = run_scenario(
-        scenario, seed=seed, until=until, watch=watch, exact=exact, feature_gates=gates
+        scenario,
+        seed=seed,
+        until=until,
+        watch=watch,
+        exact=exact,
+        feature_gates=gates,
+        horizon=horizon,
     )
     wall = time.perf_counter() - started
     out = click.get_text_stream("stdout")
     if output in ("json", "yaml", "jsonl"):
         doc = run.result()
+        if trace_spec is not None:
+            doc["replay"] = summarize_run(run)
         if output == "json":
             out.write(render.to_json(doc))
         elif output == "yaml":
@@ -147,6 +177,12 @@ def simulate(
         out.write("\n")
     out.write(render.pods_table(run.cluster, run.end_time, wide=output == "wide"))
     click.echo(render.summary_line(run.cluster, run.end_time, wall), err=True)
+    if trace_spec is not None:
+        trace_commands.echo_replay_summary(run)
+
+
+main.add_command(trace_commands.import_, name="import")
+main.add_command(bench_command.bench_cmd, name="bench")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,12 @@ from kubesched.framework.types import NodeInfo, PodInfo
 @dataclass(slots=True)
 class Verdicts:
     """A vector Filter result over all table rows: ``index[row] == -1`` means the
-    node passes, otherwise its Status is ``statuses[index[row]]``."""
+    node passes, otherwise its Status is ``statuses[index[row]]``.
+
+    ``index`` may be a read-only array shared between calls (plugins cache
+    verdicts that depend only on the pod spec); callers never write to it.
+    When ``statuses`` is empty every row passes and callers need not read
+    ``index`` at all."""
 
     index: npt.NDArray[np.int32]
     statuses: Sequence[Status]
@@ -64,7 +69,21 @@ class Verdicts:
 
     @staticmethod
     def all_pass(n: int) -> Verdicts:
-        return Verdicts(np.full(n, -1, dtype=np.int32), ())
+        """Every row passes (the index is a shared read-only array)."""
+        return Verdicts(pass_index(n), ())
+
+
+_PASS_INDEX: list[npt.NDArray[np.int32]] = [np.full(0, -1, dtype=np.int32)]
+
+
+def pass_index(n: int) -> npt.NDArray[np.int32]:
+    """A read-only int32 array of ``n`` times -1 (a view of a shared buffer)."""
+    buf = _PASS_INDEX[0]
+    if len(buf) < n:
+        buf = np.full(max(n, 2 * len(buf)), -1, dtype=np.int32)
+        buf.setflags(write=False)
+        _PASS_INDEX[0] = buf
+    return buf[:n]
 
 
 class NodeSet:
@@ -223,6 +242,20 @@ class VectorFilterPlugin(FilterPlugin, Protocol):
 
 
 @runtime_checkable
+class RowFilterPlugin(VectorFilterPlugin, Protocol):
+    def filter_rows(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
+    ) -> Verdicts | None:
+        """``filter_vector`` for some rows only: ``index[i]`` is the verdict of
+        ``rows[i]`` (same statuses as ``filter_vector`` gives those rows).
+        The scheduling cycle asks for the rows it scans, chunk by chunk, so a
+        plugin whose verdicts depend on the pods of a node (NodeResourcesFit)
+        does not evaluate the whole table. ``None`` = not vectorisable for this
+        pod (the runtime then uses ``filter`` per node)."""
+        ...
+
+
+@runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -253,6 +286,28 @@ class VectorScorePlugin(ScorePlugin, Protocol):
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         """Scores of ``nodes`` (already normalised if the plugin normalises);
         ``None`` = use the per-node path for this pod."""
+        ...
+
+
+@runtime_checkable
+class SlotScorePlugin(VectorScorePlugin, Protocol):
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """The final scores of every table slot, when for this pod a node's score
+        depends only on that node's own state (not on which other nodes are
+        scored: no normalisation over them); None = use ``score_vector``.
+
+        It lets the runtime keep the weighted total of such plugins per slot
+        across cycles and update only the rows that changed. Contract:
+
+        - for live slots the values equal what ``score_vector`` gives those rows,
+          and lie in [MIN_NODE_SCORE, MAX_NODE_SCORE] (the runtime checks the
+          values it combines and falls back to ``score_vector`` otherwise);
+        - the plugin keeps returning the same array object while the table only
+          has row changes, and a slot's value changes only when the table logs a
+          change of that row (``NodeTable.rows_changed_since``); anything else
+          that changes values (node changes, a reallocation, another pod-side
+          key) comes with a different array object;
+        - nobody writes to the array but the plugin."""
         ...
 
 

@@ -13,7 +13,16 @@ node tree gives (zones round-robin, insertion order within a zone).
 Resource axis: columns ``cpu`` (milli), ``memory``, ``ephemeral-storage``,
 ``pods`` and then scalar resources as they are first seen. In ``requested``
 the ``pods`` column counts the pods on the node; in ``allocatable`` it is the
-node's pod capacity.
+node's pod capacity. ``free`` is kept equal to ``allocatable - requested`` at
+all times (updated with them), so that Filter compares one gathered matrix
+instead of subtracting per cycle.
+
+Change log: every change of a row's state (pod added or removed, node added,
+updated or removed) appends the row to a log; ``rows_changed_since(seq)``
+tells a per-row cache (e.g. ``scoring.RowScoreCache``) which rows to
+recompute since it last looked at ``change_seq``. ``layout_generation`` is
+bumped when the arrays are reallocated (growth, a new resource column);
+caches of per-row arrays must then start over.
 """
 
 from __future__ import annotations
@@ -127,8 +136,17 @@ class NodeTable:
         self.resources: list[str] = list(BASE_RESOURCES)
         self.res_index: dict[str, int] = {r: i for i, r in enumerate(self.resources)}
         self.allocatable = np.zeros((capacity, len(self.resources)), dtype=np.int64)
-        self.requested = np.zeros((capacity, len(self.resources)), dtype=np.int64)
-        self.non_zero = np.zeros((capacity, 2), dtype=np.int64)
+        width = len(self.resources)
+        self.requested: IntArray
+        self.free: IntArray
+        """``allocatable - requested``, maintained incrementally."""
+        self.non_zero: IntArray
+        self._pod_state: IntArray
+        self._set_pod_state(
+            np.zeros((capacity, width), dtype=np.int64),
+            np.zeros((capacity, width), dtype=np.int64),
+            np.zeros((capacity, 2), dtype=np.int64),
+        )
         self.unschedulable = np.zeros(capacity, dtype=np.bool_)
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_set_ids: dict[tuple[Taint, ...], int] = {(): 0}
@@ -146,8 +164,39 @@ class NodeTable:
         self._zone_of: list[str] = [""] * capacity
         self._order: IntArray | None = None
         self._order_names: list[str] | None = None
+        self._names_snapshot: tuple[int, tuple[str, ...]] | None = None
         self._req_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = weakref.WeakKeyDictionary()
         self._req_cache_width = len(self.resources)
+        self._delta_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._delta_cache_width = len(self.resources)
+        self.layout_generation = 0
+        """Bumped when the per-row arrays are reallocated (growth, a new column)."""
+        self._changes: list[int] = []
+        self._changes_base = 0
+
+    # ------------------------------------------------------------------ change log
+    @property
+    def change_seq(self) -> int:
+        """How many row changes were logged so far (a cursor for ``rows_changed_since``)."""
+        return self._changes_base + len(self._changes)
+
+    def rows_changed_since(self, seq: int) -> list[int] | None:
+        """Rows changed since the cursor ``seq`` (possibly repeated, in order), or
+        None when that part of the log was dropped (recompute everything)."""
+        if seq < self._changes_base:
+            return None
+        return self._changes[seq - self._changes_base :]
+
+    def _row_changed(self, row: int) -> None:
+        changes = self._changes
+        changes.append(row)
+        if len(changes) > 4096 + self.capacity:
+            # Keep the log short: readers that lag this far behind start over.
+            drop = len(changes) // 2
+            del changes[:drop]
+            self._changes_base += drop
 
     # ------------------------------------------------------------------ sizes
     def __len__(self) -> int:
@@ -165,10 +214,26 @@ class NodeTable:
         self.taint_set = _grow1(self.taint_set, new)
         self.has_ports = _grow1(self.has_ports, new)
         self.allocatable = _grow2(self.allocatable, new)
-        self.requested = _grow2(self.requested, new)
-        self.non_zero = _grow2(self.non_zero, new)
+        self._set_pod_state(
+            _grow2(self.requested, new), _grow2(self.free, new), _grow2(self.non_zero, new)
+        )
         self.capacity = new
         self._labels_generation = -1
+        self.layout_generation += 1
+
+    def _set_pod_state(self, requested: IntArray, free: IntArray, non_zero: IntArray) -> None:
+        """Store ``requested``, ``free`` and ``non_zero`` side by side in one matrix
+        (they are views of it), so that a pod added to or removed from a row is a
+        single vector addition (see ``_apply_pod``)."""
+        rows, w = requested.shape
+        m = np.empty((rows, 2 * w + 2), dtype=np.int64)
+        m[:, :w] = requested
+        m[:, w : 2 * w] = free
+        m[:, 2 * w :] = non_zero
+        self._pod_state = m
+        self.requested = m[:, :w]
+        self.free = m[:, w : 2 * w]
+        self.non_zero = m[:, 2 * w :]
 
     def resource_col(self, name: str) -> int:
         """Column of a resource, adding one (zero everywhere) when first seen."""
@@ -179,7 +244,10 @@ class NodeTable:
             self.res_index[name] = col
             pad = np.zeros((self.capacity, 1), dtype=np.int64)
             self.allocatable = np.hstack([self.allocatable, pad])
-            self.requested = np.hstack([self.requested, pad])
+            self._set_pod_state(
+                np.hstack([self.requested, pad]), np.hstack([self.free, pad]), self.non_zero
+            )
+            self.layout_generation += 1
         return col
 
     # ------------------------------------------------------------------ vectors of a pod
@@ -240,6 +308,7 @@ class NodeTable:
         self._zone_of[row] = zone
         self._zones.setdefault(zone, []).append(row)
         self._node_changed()
+        self._row_changed(row)
         return row
 
     def update_node(self, info: NodeInfo) -> None:
@@ -254,6 +323,7 @@ class NodeTable:
             self._zone_of[row] = zone
             self._zones.setdefault(zone, []).append(row)
         self._node_changed()
+        self._row_changed(row)
 
     def remove_node(self, name: str) -> None:
         row = self.row_of.pop(name)
@@ -264,17 +334,20 @@ class NodeTable:
         self.alive[row] = False
         self.allocatable[row] = 0
         self.requested[row] = 0
+        self.free[row] = 0
         self.non_zero[row] = 0
         self.unschedulable[row] = False
         self.taint_set[row] = 0
         self.has_ports[row] = False
         self._free.append(row)
         self._node_changed()
+        self._row_changed(row)
 
     def _set_node_fields(self, row: int, node: Node, info: NodeInfo) -> None:
         self.allocatable[row] = 0
         alloc = self._resource_row(info.allocatable)
         self.allocatable[row, : len(alloc)] = alloc
+        np.subtract(self.allocatable[row], self.requested[row], out=self.free[row])
         self.unschedulable[row] = node.unschedulable
         self.taint_set[row] = self._taint_id(node.taints)
         self._drop_images(row)
@@ -315,15 +388,48 @@ class NodeTable:
     def remove_pod(self, row: int, pi: PodInfo) -> None:
         self._apply_pod(row, pi, -1)
 
-    def _apply_pod(self, row: int, pi: PodInfo, sign: int) -> None:
+    def replace_pod(self, row: int, old: PodInfo, new: PodInfo) -> None:
+        """``remove_pod(row, old)`` then ``add_pod(row, new)``; nothing but the pod
+        generation changes when both share one spec (same requests and ports)."""
+        if old.facts is new.facts:
+            self.pod_generation += 1
+            return
+        self._apply_pod(row, old, -1)
+        self._apply_pod(row, new, 1)
+
+    def _pod_delta(self, pi: PodInfo) -> IntArray:
+        """What adding the pod does to a row of ``_pod_state``: its request vector to
+        ``requested``, minus it to ``free``, its non-zero cpu and memory to
+        ``non_zero`` (cached per spec and axis width)."""
         vec = self.request_vector(pi)
-        self.requested[row, : len(vec)] += sign * vec
-        self.non_zero[row, 0] += sign * pi.non0_cpu
-        self.non_zero[row, 1] += sign * pi.non0_mem
-        if pi.facts.host_ports or self.has_ports[row]:
+        w = len(self.resources)
+        if self._delta_cache_width != w:
+            self._delta_cache = weakref.WeakKeyDictionary()
+            self._delta_cache_width = w
+        spec = pi.pod.spec
+        delta = self._delta_cache.get(spec)
+        if delta is None:
+            delta = np.zeros(2 * w + 2, dtype=np.int64)
+            delta[: len(vec)] = vec
+            delta[w : w + len(vec)] = -vec
+            delta[2 * w] = pi.facts.non0_cpu
+            delta[2 * w + 1] = pi.facts.non0_mem
+            delta.setflags(write=False)
+            self._delta_cache[spec] = delta
+        return delta
+
+    def _apply_pod(self, row: int, pi: PodInfo, sign: int) -> None:
+        delta = self._pod_delta(pi)
+        if sign > 0:
+            self._pod_state[row] += delta
+        else:
+            self._pod_state[row] -= delta
+        facts = pi.facts
+        if facts.host_ports or self.has_ports[row]:
             info = self.infos[row]
             self.has_ports[row] = info is not None and len(info.used_ports) > 0
         self.pod_generation += 1
+        self._row_changed(row)
 
     # ------------------------------------------------------------------ order
     @property
@@ -342,6 +448,15 @@ class NodeTable:
             self._order = np.array(out, dtype=np.int64)
             self._order_names = [self.names[r] for r in out]
         return self._order
+
+    def names_snapshot(self) -> tuple[str, ...]:
+        """``names`` as an immutable tuple (rebuilt after node changes only): row ->
+        node name as of now, safe to keep after the table changes."""
+        snap = self._names_snapshot
+        if snap is None or snap[0] != self.node_generation:
+            snap = (self.node_generation, tuple(self.names))
+            self._names_snapshot = snap
+        return snap[1]
 
     @property
     def ordered_names(self) -> list[str]:

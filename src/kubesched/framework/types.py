@@ -199,6 +199,7 @@ class SpecFacts:
         "has_affinity",
         "has_required_anti_affinity",
         "host_ports",
+        "memo",
         "non0_cpu",
         "non0_mem",
         "request",
@@ -206,6 +207,11 @@ class SpecFacts:
     )
 
     def __init__(self, spec: PodSpec) -> None:
+        self.memo: dict[object, object] = {}
+        """Values plugins derive from the spec alone (PreFilter/PreScore states),
+        computed once per spec. Keys are private to the plugin that writes them
+        (e.g. a sentinel object per plugin instance, since values may depend on
+        plugin args)."""
         reqs = pod_requests(spec)
         self.requests: dict[str, int] = reqs
         self.request = Resource.from_list(reqs)
@@ -352,6 +358,33 @@ class NodeInfo:
         if removed.facts.has_required_anti_affinity:
             _swap_remove(self.pods_with_required_anti_affinity, uid)
         self._update(removed, -1)
+        return removed
+
+    def replace_pod(self, old: Pod, new: PodInfo) -> PodInfo:
+        """``remove_pod(old)`` then ``add_pod(new)`` (so ``new`` goes to the end of
+        ``pods``, as upstream's remove-then-add update); the summed requests and
+        ports are not touched when both pods share one spec. Returns the removed
+        PodInfo; KeyError if ``old`` is absent."""
+        uid = old.uid
+        removed = _swap_remove(self.pods, uid)
+        if removed is None:
+            raise KeyError(f"no corresponding pod {old.name} in pods of node {self.name}")
+        rf = removed.facts
+        nf = new.facts
+        if rf.has_affinity:
+            _swap_remove(self.pods_with_affinity, uid)
+        if rf.has_required_anti_affinity:
+            _swap_remove(self.pods_with_required_anti_affinity, uid)
+        self.pods.append(new)
+        if nf.has_affinity:
+            self.pods_with_affinity.append(new)
+        if nf.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(new)
+        if rf is nf:
+            self.generation = NodeInfo._bump()
+        else:
+            self._update(removed, -1)
+            self._update(new, 1)
         return removed
 
     def _update(self, pi: PodInfo, sign: int) -> None:

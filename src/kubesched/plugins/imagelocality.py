@@ -82,12 +82,18 @@ class ImageLocality:
         return None
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray:
-        table = nodes.table
+        return self.score_slots(state, pod, nodes.table)[nodes.rows]
+
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray:
+        """Every slot's score: image states change only with nodes, so the array is
+        rebuilt (a new object) after node changes and never changes in place."""
         spec = pod.pod.spec
         per_row = self._cache.get(spec, table)
         if per_row is None:
-            per_row = self._cache.put(spec, table, self._scores_by_row(spec, table))
-        return per_row[nodes.rows]
+            per_row = self._scores_by_row(spec, table)
+            per_row.setflags(write=False)
+            self._cache.put(spec, table, per_row)
+        return per_row
 
     def _scores_by_row(self, spec: PodSpec, table: NodeTable) -> IntArray:
         """Final scores for every table slot (image states change only with nodes)."""

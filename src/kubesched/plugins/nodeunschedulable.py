@@ -74,15 +74,21 @@ class NodeUnschedulable:
         return SUCCESS
 
     def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        if tolerates_unschedulable(pod.pod.spec.tolerations):
-            return Verdicts.all_pass(table.capacity)
         c = self._cordoned
         if c is None or c[0] is not table or c[1] != table.node_generation:
-            index = np.where(table.unschedulable, 0, -1).astype(np.int32)
-            index.setflags(write=False)
-            c = (table, table.node_generation, Verdicts(index, (_UNSCHEDULABLE,)))
+            if table.unschedulable.any():
+                index = np.where(table.unschedulable, 0, -1).astype(np.int32)
+                index.setflags(write=False)
+                v = Verdicts(index, (_UNSCHEDULABLE,))
+            else:
+                # No cordoned node: no status, so the runtime skips this plugin's index.
+                v = Verdicts.all_pass(table.capacity)
+            c = (table, table.node_generation, v)
             self._cordoned = c
-        return c[2]
+        v = c[2]
+        if v.statuses and tolerates_unschedulable(pod.pod.spec.tolerations):
+            return Verdicts.all_pass(table.capacity)
+        return v
 
 
 def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:

@@ -30,7 +30,7 @@ from kubesched.api.taints import (
     find_matching_untolerated_taint,
     prefer_no_schedule_tolerations,
 )
-from kubesched.api.types import Node, Pod, Toleration
+from kubesched.api.types import Node, Pod, PodSpec, Toleration
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -57,6 +57,8 @@ ERR_REASON_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
 """Upstream's exported ErrReasonNotMatch (used by the kubelet, not by Filter)."""
 
 _UNTOLERATED: Final = unresolvable(ERR_REASON_UNTOLERATED)
+_MEMO_PRE_SCORE: Final = object()
+"""Key of the PreScore state in ``SpecFacts.memo`` (it depends on the spec only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +81,8 @@ class TaintToleration:
         self._handle = handle
         # spec -> the (read-only) verdicts over all rows
         self._filter_cache: SpecCache[Verdicts] = SpecCache()
-        # spec -> intolerable PreferNoSchedule count per taint-set id
-        self._score_cache: SpecCache[IntArray] = SpecCache()
+        # spec -> (intolerable PreferNoSchedule count per taint-set id, any > 0)
+        self._score_cache: SpecCache[tuple[IntArray, bool]] = SpecCache()
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -130,10 +132,12 @@ class TaintToleration:
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
         """Always Success: writes ``PRE_SCORE_STATE_KEY``."""
-        state.write(
-            PRE_SCORE_STATE_KEY,
-            PreScoreState(prefer_no_schedule_tolerations(pod.pod.spec.tolerations)),
-        )
+        memo = pod.facts.memo
+        ps = memo.get(_MEMO_PRE_SCORE)
+        if not isinstance(ps, PreScoreState):
+            ps = PreScoreState(prefer_no_schedule_tolerations(pod.pod.spec.tolerations))
+            memo[_MEMO_PRE_SCORE] = ps
+        state.write(PRE_SCORE_STATE_KEY, ps)
         return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
@@ -154,23 +158,39 @@ class TaintToleration:
         default_normalize_score(scores, reverse=True)
         return SUCCESS
 
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """All 100 when no node has a PreferNoSchedule taint the pod does not
+        tolerate (normalisation then cannot depend on the scored nodes); else None."""
+        s = _pre_score_state(state)
+        if isinstance(s, Status):
+            return None
+        _, any_intolerable = self._score_counts(pod.pod.spec, table, s)
+        if any_intolerable:
+            return None
+        return _full_scores(table.capacity)
+
+    def _score_counts(
+        self, spec: PodSpec, table: NodeTable, s: PreScoreState
+    ) -> tuple[IntArray, bool]:
+        cached = self._score_cache.get(spec, table)
+        if cached is None:
+            tol = s.tolerations_prefer_no_schedule
+            counts = np.array(
+                [count_intolerable_prefer_no_schedule(ts, tol) for ts in table.taint_sets],
+                dtype=np.int64,
+            )
+            cached = self._score_cache.put(spec, table, (counts, bool(counts.any())))
+        return cached
+
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         s = _pre_score_state(state)
         if isinstance(s, Status):
             return None  # the exact path reports the error
         table = nodes.table
-        spec = pod.pod.spec
-        by_set = self._score_cache.get(spec, table)
-        if by_set is None:
-            tol = s.tolerations_prefer_no_schedule
-            by_set = self._score_cache.put(
-                spec,
-                table,
-                np.array(
-                    [count_intolerable_prefer_no_schedule(ts, tol) for ts in table.taint_sets],
-                    dtype=np.int64,
-                ),
-            )
+        by_set, any_intolerable = self._score_counts(pod.pod.spec, table, s)
+        if not any_intolerable:
+            # No node has a PreferNoSchedule taint the pod does not tolerate.
+            return np.full(len(nodes.rows), MAX_NODE_SCORE, dtype=np.int64)
         ids = table.taint_set[nodes.rows]
         # Normalise per distinct taint set, not per node: counts are >= 0, so Go's
         # truncating division is numpy's floor division here.
@@ -182,6 +202,20 @@ class TaintToleration:
             return np.full(len(ids), MAX_NODE_SCORE, dtype=np.int64)
         normalized = MAX_NODE_SCORE - (MAX_NODE_SCORE * by_set) // max_count
         return normalized[ids]
+
+
+_FULL: list[IntArray] = [np.full(0, MAX_NODE_SCORE, dtype=np.int64)]
+
+
+def _full_scores(n: int) -> IntArray:
+    """A shared read-only array of ``n`` times MAX_NODE_SCORE (the same object for
+    the same ``n``, as ``score_slots`` requires)."""
+    full = _FULL[0]
+    if len(full) != n:
+        full = np.full(n, MAX_NODE_SCORE, dtype=np.int64)
+        full.setflags(write=False)
+        _FULL[0] = full
+    return full
 
 
 def _pre_score_state(state: CycleState) -> PreScoreState | Status:

@@ -16,10 +16,12 @@ returned Skip; scores are normalised, range-checked and weighted.
 from __future__ import annotations
 
 import random
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.config import (
@@ -57,11 +59,15 @@ from kubesched.framework.interfaces import (
     QueuedInfo,
     QueueSortPlugin,
     ReservePlugin,
+    RowFilterPlugin,
     ScorePlugin,
+    SlotScorePlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
+    Verdicts,
     WhatIfFilterPlugin,
     is_static_filter,
+    pass_index,
 )
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import (
@@ -154,6 +160,16 @@ class Framework:
         self._vector_scorers = frozenset(
             p.name for p in self.score_plugins if isinstance(p, VectorScorePlugin)
         )
+        self._slot_scorers = frozenset(
+            p.name for p in self.score_plugins if isinstance(p, SlotScorePlugin)
+        )
+        self._slot_totals: dict[tuple[tuple[str, int, int], ...], _SlotTotal] = {}
+        self._row_filters = {
+            p.name: p.filter_rows for p in self.filter_plugins if isinstance(p, RowFilterPlugin)
+        }
+        # (plugin, status) -> the status stamped with the plugin: plugins return the
+        # same few statuses every cycle, so stamping allocates nothing.
+        self._stamped: dict[tuple[str, Status], Status] = {}
         self.force_exact = False
         """Tests set this to run every point through the per-node (exact) path."""
 
@@ -391,8 +407,78 @@ class Framework:
             fail = (result < 0) & (v.index >= 0)
             if fail.any():
                 result[fail] = v.index[fail] + len(statuses)
-            statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+            statuses.extend(self._stamp(p.name, v.statuses))
         return result, statuses
+
+    def filter_rows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        memo: dict[str, Verdicts],
+    ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
+        """``filter_vector`` for some rows only, without nominated pods: (index
+        aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
+        for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
+        with ``filter_rows`` evaluate just those rows, the others' whole-table
+        verdicts are computed once per cycle (kept in ``memo``) and indexed.
+        The returned index may be a shared read-only array. None if some plugin
+        cannot vectorise."""
+        if self.force_exact or not self._vector_filters:
+            return None
+        table = self.table
+        skip = state.skip_filter_plugins
+        row_filters = self._row_filters
+        result: npt.NDArray[np.int32] | None = None
+        statuses: list[Status] = []
+        for p in self.filter_plugins:
+            name = p.name
+            if name in skip:
+                continue
+            rf = row_filters.get(name)
+            if rf is not None:
+                v = rf(state, pod, table, rows)
+                if v is None:
+                    return None
+                if not v.statuses:
+                    continue
+                index = v.index
+            else:
+                v = memo.get(name)
+                if v is None:
+                    v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
+                    if v is None:
+                        return None
+                    memo[name] = v
+                if not v.statuses:
+                    continue
+                index = v.index[rows]
+            if result is None:
+                # The first plugin that rejects something: its index as is (a copy).
+                result = np.array(index, dtype=np.int32)
+            else:
+                fail = (result < 0) & (index >= 0)
+                if fail.any():
+                    result[fail] = index[fail] + len(statuses)
+            statuses.extend(self._stamp(name, v.statuses))
+        if result is None:
+            return pass_index(len(rows)), statuses
+        return result, statuses
+
+    def _stamp(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
+        """``[s.with_plugin(plugin) for s in statuses]``, reusing earlier stamps."""
+        stamped = self._stamped
+        out: list[Status] = []
+        for st in statuses:
+            key = (plugin, st)
+            got = stamped.get(key)
+            if got is None:
+                if len(stamped) > 4096:
+                    stamped.clear()
+                got = st.with_plugin(plugin)
+                stamped[key] = got
+            out.append(got)
+        return out
 
     def what_if_supported(self, state: CycleState) -> bool:
         """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
@@ -491,21 +577,110 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, dict[str, IntArray]]:
         """(total weighted score per node, per-plugin weighted scores)."""
-        plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
-        total = np.zeros(len(nodes), dtype=np.int64)
-        per_plugin: dict[str, IntArray] = {}
-        for p in plugins:
-            scores = self._plugin_scores(state, pod, nodes, p)
-            bad = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
-            if bad.any():
-                raise ScoreError(
-                    f'plugin "{p.name}" returns an invalid score {int(scores[bad][0])}, it should '
-                    f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                )
-            weighted = scores * self.score_weights.get(p.name, 1)
-            per_plugin[p.name] = weighted
-            total += weighted
-        return total, per_plugin
+        total, raw = self.score_nodes(state, pod, nodes)
+        return total, {name: scores * weight for name, weight, scores in raw}
+
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet
+    ) -> tuple[IntArray, list[tuple[str, int, IntArray]]]:
+        """(total weighted score per node, [(plugin, weight, unweighted scores)] in
+        plugin order). Raises ScoreError for the first plugin (in order) that
+        fails or returns a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+        total, parts = self.score_parts(state, pod, nodes)
+        rows = nodes.rows
+        return total, [(n, w, v[rows] if by_slot else v) for n, w, v, by_slot in parts]
+
+    def score_parts(
+        self, state: CycleState, pod: PodInfo, nodes: NodeSet
+    ) -> tuple[IntArray, list[ScorePart]]:
+        """``score_nodes`` without gathering what need not be: each part is
+        (plugin, weight, unweighted scores, by_slot); a ``by_slot`` part holds the
+        scores of every table slot (index it with ``nodes.rows``), the others are
+        aligned with ``nodes``.
+
+        Plugins answering ``score_slots`` for this pod are summed per slot once
+        and kept up to date across cycles (``_SlotTotal``): a cycle gathers one
+        total instead of combining every plugin's scores."""
+        skip = state.skip_score_plugins
+        weights = self.score_weights
+        table = nodes.table
+        slot_scorers = self._slot_scorers if not self.force_exact else ()
+        parts: list[ScorePart] = []
+        n_slot = 0
+        for p in self.score_plugins:
+            name = p.name
+            if name in skip:
+                continue
+            w = weights.get(name, 1)
+            if name in slot_scorers:
+                v = p.score_slots(state, pod, table)  # type: ignore[attr-defined]
+                if v is not None:
+                    parts.append((name, w, v, True))
+                    n_slot += 1
+                    continue
+            try:
+                scores = self._plugin_scores(state, pod, nodes, p)
+            except ScoreError:
+                # An earlier plugin's out-of-range score is reported first.
+                _check_score_range(_aligned(parts, nodes.rows))
+                raise
+            parts.append((name, w, scores, False))
+        rows = nodes.rows
+        n = len(rows)
+        total: IntArray | None = None
+        if n_slot:
+            slot_total = self._slot_total(table, parts, n_slot)
+            if slot_total is None:
+                # Some slot holds an out-of-range score: check and sum as usual.
+                parts = [
+                    (nm, w, v[rows], False) if by_slot else (nm, w, v, False)
+                    for nm, w, v, by_slot in parts
+                ]
+                n_slot = 0
+            else:
+                total = slot_total[rows]
+        if len(parts) > n_slot:
+            aligned = [(nm, w, v) for nm, w, v, by_slot in parts if not by_slot]
+            if len(aligned) == 1:
+                stacked = aligned[0][2]
+            else:
+                # One (plugins x nodes) matrix: the range check and the weighted sum
+                # are a few numpy calls whatever the number of plugins.
+                stacked = np.array([a[2] for a in aligned], dtype=np.int64)
+            if n:
+                flat = stacked.ravel()
+                # argmax/argmin are much cheaper than max/min reductions for int64.
+                if flat[flat.argmax()] > MAX_NODE_SCORE or flat[flat.argmin()] < MIN_NODE_SCORE:
+                    _check_score_range(aligned)
+            if len(aligned) == 1:
+                w = aligned[0][1]
+                rest: IntArray = stacked * w if w != 1 else stacked
+                total = rest.astype(np.int64) if total is None else total + rest
+            else:
+                w_arr = np.array([a[1] for a in aligned], dtype=np.int64)
+                rest = w_arr @ stacked
+                total = rest if total is None else total + rest
+        if total is None:
+            total = np.zeros(n, dtype=np.int64)
+        return total, parts
+
+    def _slot_total(self, table: NodeTable, parts: list[ScorePart], n_slot: int) -> IntArray | None:
+        """The weighted sum of the by-slot parts for every slot, up to date; None
+        when a live slot holds a score out of range (callers then check as usual)."""
+        slot_parts = [(nm, w, v) for nm, w, v, by_slot in parts if by_slot]
+        key = tuple((nm, w, id(v)) for nm, w, v in slot_parts)
+        totals = self._slot_totals
+        e = totals.pop(key, None)
+        if e is not None and not e.valid_for(table, slot_parts):
+            e = None
+        if e is None:
+            e = _SlotTotal(table, slot_parts)
+        else:
+            e.sync(table)
+        totals[key] = e
+        if len(totals) > 8:
+            del totals[next(iter(totals))]
+        return e.total if e.ok else None
 
     def _plugin_scores(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet, p: ScorePlugin
@@ -590,6 +765,93 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> None:
         for p in self.post_bind_plugins:
             p.post_bind(state, pod, node)
+
+
+ScorePart = tuple[str, int, IntArray, bool]
+"""(plugin, weight, unweighted scores, by_slot): see ``Framework.score_parts``."""
+
+
+def _aligned(parts: Sequence[ScorePart], rows: IntArray) -> list[tuple[str, int, IntArray]]:
+    return [(nm, w, v[rows] if by_slot else v) for nm, w, v, by_slot in parts]
+
+
+class _SlotTotal:
+    """The weighted sum over every table slot of some plugins' ``score_slots``
+    arrays, kept current from the table's change log (the plugins keep their
+    arrays current the same way). ``ok`` is False once a live slot holds a score
+    outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+
+    __slots__ = ("arrays", "layout", "ok", "seq", "table", "total", "weights")
+
+    def __init__(self, table: NodeTable, parts: Sequence[tuple[str, int, IntArray]]) -> None:
+        self.table = weakref.ref(table)
+        self.layout = table.layout_generation
+        self.seq = table.change_seq
+        self.arrays = [v for _, _, v in parts]
+        self.weights = [w for _, w, _ in parts]
+        alive = table.alive
+        total = np.zeros(table.capacity, dtype=np.int64)
+        ok = True
+        for v, w in zip(self.arrays, self.weights, strict=True):
+            live = v[alive]
+            if len(live) and (
+                live[live.argmax()] > MAX_NODE_SCORE or live[live.argmin()] < MIN_NODE_SCORE
+            ):
+                ok = False
+            total += v * w
+        self.total = total
+        self.ok = ok
+
+    def valid_for(self, table: NodeTable, parts: Sequence[tuple[str, int, IntArray]]) -> bool:
+        return (
+            self.table() is table
+            and self.layout == table.layout_generation
+            and all(a is v for a, (_, _, v) in zip(self.arrays, parts, strict=True))
+        )
+
+    def sync(self, table: NodeTable) -> None:
+        seq = table.change_seq
+        if self.seq == seq:
+            return
+        changed = table.rows_changed_since(self.seq)
+        self.seq = seq
+        if changed is None or len(changed) > 64:
+            rows = np.arange(table.capacity) if changed is None else np.unique(changed)
+            rows = rows[table.alive[rows]]
+            sub = np.zeros(len(rows), dtype=np.int64)
+            for v, w in zip(self.arrays, self.weights, strict=True):
+                vals = v[rows]
+                if len(vals) and (
+                    vals[vals.argmax()] > MAX_NODE_SCORE or vals[vals.argmin()] < MIN_NODE_SCORE
+                ):
+                    self.ok = False
+                sub += vals * w
+            self.total[rows] = sub
+            return
+        alive = table.alive
+        pairs = list(zip(self.arrays, self.weights, strict=True))
+        total = self.total
+        for r in set(changed):
+            if not alive[r]:
+                continue
+            acc = 0
+            for v, w in pairs:
+                x = int(v[r])
+                if x > MAX_NODE_SCORE or x < MIN_NODE_SCORE:
+                    self.ok = False
+                acc += x * w
+            total[r] = acc
+
+
+def _check_score_range(raw: Sequence[tuple[str, int, IntArray]]) -> None:
+    """Raise ScoreError for the first plugin with a score outside the node-score range."""
+    for name, _, scores in raw:
+        bad = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
+        if bad.any():
+            raise ScoreError(
+                f'plugin "{name}" returns an invalid score {int(scores[bad][0])}, it should '
+                f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+            )
 
 
 def go_list(items: Sequence[str]) -> str:

@@ -6,10 +6,15 @@ and ``selectHost``. Nodes are checked sequentially from the rotating start
 index, which is upstream's behaviour with parallelism 1 (upstream's parallel
 scan may overshoot; kubesched is deterministic).
 
-The filters run vectorised over all nodes when every filter plugin offers a
-vector form; nodes that have nominated pods of equal or higher priority are
-then re-evaluated with the exact two-pass per-node path, so the result is
-exactly the per-node path's. ``Framework.force_exact`` forces the per-node path.
+The filters run vectorised when every filter plugin offers a vector form:
+the rotated node order is filtered chunk by chunk (``Framework.filter_rows``)
+until enough feasible nodes are found, so a cycle usually filters about
+``numFeasibleNodesToFind`` nodes, not the whole cluster. Nodes that have
+nominated pods of equal or higher priority are re-evaluated with the exact
+two-pass per-node path, so the result is exactly the per-node path's. The
+statuses of rejected nodes are recorded lazily (``LazyNodeToStatus``): a
+cycle that schedules the pod never builds them. ``Framework.force_exact``
+forces the per-node path.
 """
 
 from __future__ import annotations
@@ -18,14 +23,15 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import NodeSet
+from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.results import Diagnosis, FitError
+from kubesched.framework.results import Diagnosis, FitError, NodeToStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.framework import Framework, go_list
+from kubesched.runtime.framework import Framework, ScorePart, go_list
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -62,6 +68,64 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+_EXPLICIT = NodeToStatus.__dict__["explicit"]
+"""The ``explicit`` slot of NodeToStatus (a member descriptor)."""
+
+
+class LazyNodeToStatus(NodeToStatus):
+    """A NodeToStatus whose entries from the vector scan are written on first use.
+
+    A scan that finds enough feasible nodes usually never needs the statuses
+    of the nodes it rejected on the way (only their number), so they are kept
+    as (row, status index) arrays and turned into the ``explicit`` dict only
+    when something reads it: a FitError message, PostFilter, iteration. Reading
+    gives exactly what eager writes in scan order would have given."""
+
+    __slots__ = ("_pending", "_pending_len")
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[tuple[str, ...], list[int], list[int], list[Status]]] = []
+        self._pending_len = 0
+        super().__init__()
+
+    @property
+    def explicit(self) -> dict[str, Status]:
+        if self._pending:
+            self._materialize()
+        out: dict[str, Status] = _EXPLICIT.__get__(self)
+        return out
+
+    @explicit.setter
+    def explicit(self, value: dict[str, Status]) -> None:
+        if self._pending:
+            self._pending.clear()
+            self._pending_len = 0
+        _EXPLICIT.__set__(self, value)
+
+    def defer(
+        self, names: tuple[str, ...], rows: list[int], index: list[int], statuses: list[Status]
+    ) -> None:
+        """Record ``names[rows[i]] -> statuses[index[i]]`` for later, in order. The
+        deferred entries must name distinct nodes (one scan visits a node once)."""
+        self._pending.append((names, rows, index, statuses))
+        self._pending_len += len(rows)
+
+    def _materialize(self) -> None:
+        out: dict[str, Status] = _EXPLICIT.__get__(self)
+        for names, rows, index, statuses in self._pending:
+            for r, i in zip(rows, index, strict=True):
+                out[names[r]] = statuses[i]
+        self._pending.clear()
+        self._pending_len = 0
+
+    def __len__(self) -> int:
+        n = len(_EXPLICIT.__get__(self))
+        if n and self._pending:
+            # Pending entries could repeat a node already written: count exactly.
+            return len(self.explicit)
+        return n + self._pending_len
+
+
 class Algorithm:
     """Holds the rotating start index across cycles; one per scheduler."""
 
@@ -83,14 +147,19 @@ class Algorithm:
                 table.names[int(feasible[0])], 1 + len(diagnosis.node_to_status), 1
             )
         nodes = NodeSet(table, feasible)
-        totals, per_plugin = self.prioritize_nodes(fwk, state, pod, nodes)
+        if not fwk.has_score_plugins():
+            totals = np.ones(len(nodes), dtype=np.int64)
+            parts: list[ScorePart] = []
+        else:
+            fwk.run_pre_score_plugins(state, pod, nodes)
+            totals, parts = fwk.score_parts(state, pod, nodes)
         idx = select_host(totals, fwk)
-        host = table.names[int(feasible[idx])]
+        row = int(feasible[idx])
         return ScheduleResult(
-            host,
+            table.names[row],
             len(feasible) + len(diagnosis.node_to_status),
             len(feasible),
-            {name: int(s[idx]) for name, s in per_plugin.items()},
+            {name: int(s[row if by_slot else idx]) * w for name, w, s, by_slot in parts},
         )
 
     # ------------------------------------------------------------------ filtering
@@ -98,7 +167,7 @@ class Algorithm:
         self, fwk: Framework, state: CycleState, pod: PodInfo
     ) -> tuple[IntArray, Diagnosis]:
         table = fwk.table
-        diagnosis = Diagnosis()
+        diagnosis = Diagnosis(LazyNodeToStatus())
         pre_res, s, narrowing = fwk.run_pre_filter_plugins(state, pod)
         if not s.is_success():
             if not s.is_rejected():
@@ -115,6 +184,9 @@ class Algorithm:
             )
             if len(feasible):
                 return feasible, diagnosis
+            # The full scan below visits the nominated node again: write its status
+            # now so that the deferred entries of the scan never repeat a node.
+            _ = diagnosis.node_to_status.explicit
 
         order = table.order
         if pre_res is not None and pre_res.node_names is not None:
@@ -154,16 +226,22 @@ class Algorithm:
         if not fwk.has_score_plugins():
             num_to_find = 1
         shift = start % n
-        scan = np.concatenate((rows[shift:], rows[:shift])) if shift else rows
         if not fwk.has_filter_plugins():
-            feasible = scan[:num_to_find]
+            feasible = _rotated(rows, shift, 0, num_to_find)
             self._last_feasible = len(feasible)
             return feasible
-        vec = fwk.filter_vector(state, pod)
+        # The scan goes through the rotated rows in chunks: usually the first one
+        # holds enough feasible nodes and the rest of the table is never filtered.
+        memo: dict[str, Verdicts] = {}
+        chunk = _rotated(rows, shift, 0, _first_chunk(num_to_find, n))
+        vec = fwk.filter_rows(state, pod, chunk, memo)
         if vec is None:
+            scan = _rotated(rows, shift, 0, n)
             feasible = self._exact_scan(fwk, state, pod, diagnosis, scan, num_to_find)
         else:
-            feasible = self._vector_scan(fwk, state, pod, diagnosis, scan, num_to_find, vec)
+            feasible = self._vector_scan(
+                fwk, state, pod, diagnosis, rows, shift, num_to_find, memo, chunk, vec
+            )
         self._last_feasible = len(feasible)
         return feasible
 
@@ -203,43 +281,110 @@ class Algorithm:
         state: CycleState,
         pod: PodInfo,
         diagnosis: Diagnosis,
-        scan: IntArray,
+        rows: IntArray,
+        shift: int,
         num_to_find: int,
-        vec: tuple[np.ndarray, list[Status]],
+        memo: dict[str, Verdicts],
+        chunk: IntArray,
+        vec: tuple[npt.NDArray[np.int32], list[Status]],
     ) -> IntArray:
-        index, statuses = vec
-        table = fwk.table
-        idx = index[scan]
-        passing = idx < 0
+        """Scan the rotated ``rows`` chunk by chunk (``chunk``/``vec``: the first one,
+        already filtered) until ``num_to_find`` nodes pass; failing nodes before the
+        last feasible one get their statuses, in scan order."""
+        n = len(rows)
         overrides = self._nominated_overrides(fwk, state, pod)
-        if overrides:
-            for row, st in overrides.items():
-                pos = np.flatnonzero(scan == row)
-                if len(pos):
-                    passing[pos[0]] = st.is_success()
-        cum = np.cumsum(passing)
-        total = int(cum[-1])
-        cut = int(np.searchsorted(cum, num_to_find)) + 1 if total >= num_to_find else len(scan)
-        processed = scan[:cut]
-        ok = passing[:cut]
-        feasible = processed[ok]
-        failing = processed[~ok]
-        if len(failing):
-            nts = diagnosis.node_to_status.explicit
-            names = table.names
-            seen: set[int] = set()
-            for row, i in zip(failing.tolist(), index[failing].tolist(), strict=True):
-                override = overrides.get(row) if overrides else None
-                if override is None:
-                    st = statuses[i]
-                    if i not in seen:
-                        seen.add(i)
-                        diagnosis.add_plugin_status(st)
-                else:
-                    st = override
+        need = num_to_find
+        parts: list[IntArray] = []
+        pos = 0
+        while True:
+            index, statuses = vec
+            size = len(chunk)
+            if not statuses and not overrides:
+                # Everything in the chunk passes.
+                if size >= need:
+                    parts.append(chunk[:need])
+                    need = 0
+                    break
+                parts.append(chunk)
+                need -= size
+            else:
+                passing = index < 0
+                if overrides:
+                    for row, st in overrides.items():
+                        hit = np.flatnonzero(chunk == row)
+                        if len(hit):
+                            passing[hit[0]] = st.is_success()
+                ok = np.flatnonzero(passing)
+                cut = size
+                if len(ok) >= need:
+                    cut = int(ok[need - 1]) + 1
+                    ok = ok[:need]
+                parts.append(chunk[ok])
+                need -= len(ok)
+                if len(ok) < cut:
+                    self._record_failures(
+                        fwk,
+                        diagnosis,
+                        chunk[:cut],
+                        index[:cut],
+                        ~passing[:cut],
+                        statuses,
+                        overrides,
+                    )
+                if need == 0:
+                    break
+            pos += size
+            if pos >= n:
+                break
+            found = num_to_find - need
+            # Size the next chunk from the pass rate so far (at least double the last).
+            est = need * pos // found if found else n
+            chunk = _rotated(rows, shift, pos, pos + max(est + est // 8 + 32, 2 * size))
+            got = fwk.filter_rows(state, pod, chunk, memo)
+            if got is None:
+                # A plugin stopped vectorising mid-scan: finish with the exact path.
+                rest = _rotated(rows, shift, pos, n)
+                parts.append(self._exact_scan(fwk, state, pod, diagnosis, rest, need))
+                break
+            vec = got
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts)
+
+    @staticmethod
+    def _record_failures(
+        fwk: Framework,
+        diagnosis: Diagnosis,
+        rows: IntArray,
+        index: npt.NDArray[np.int32],
+        failing_mask: npt.NDArray[np.bool_],
+        statuses: list[Status],
+        overrides: dict[int, Status],
+    ) -> None:
+        """Statuses of the failing ``rows`` into the diagnosis, in scan order."""
+        failing = failing_mask.nonzero()[0]
+        fail_rows = rows[failing].tolist()
+        fail_index = index[failing].tolist()
+        nts = diagnosis.node_to_status
+        if not overrides and isinstance(nts, LazyNodeToStatus):
+            for i in set(fail_index):
+                diagnosis.add_plugin_status(statuses[i])
+            nts.defer(fwk.table.names_snapshot(), fail_rows, fail_index, statuses)
+            return
+        explicit = nts.explicit
+        names = fwk.table.names
+        seen: set[int] = set()
+        for row, i in zip(fail_rows, fail_index, strict=True):
+            override = overrides.get(row) if overrides else None
+            if override is None:
+                st = statuses[i]
+                if i not in seen:
+                    seen.add(i)
                     diagnosis.add_plugin_status(st)
-                nts[names[row]] = st
-        return feasible
+            else:
+                st = override
+                diagnosis.add_plugin_status(st)
+            explicit[names[row]] = st
 
     def _nominated_overrides(
         self, fwk: Framework, state: CycleState, pod: PodInfo
@@ -273,10 +418,30 @@ class Algorithm:
         return fwk.run_score_plugins(state, pod, nodes)
 
 
+def _first_chunk(num_to_find: int, n: int) -> int:
+    """Rows filtered in the first chunk: what is needed plus a margin for nodes that
+    fail, or everything when that is most of the table anyway."""
+    size = num_to_find + max(32, num_to_find // 8)
+    return n if 2 * size >= n else size
+
+
+def _rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
+    """Positions ``[a, b)`` (clamped to ``len(rows)``) of ``rows`` rotated left by
+    ``shift``, without building the whole rotation (often a view: never write)."""
+    n = len(rows)
+    b = min(b, n)
+    s, e = shift + a, shift + b
+    if e <= n:
+        return rows[s:e]
+    if s >= n:
+        return rows[s - n : e - n]
+    return np.concatenate((rows[s:], rows[: e - n]))
+
+
 def select_host(totals: IntArray, fwk: Framework) -> int:
     """Index of a top-scored node; ties broken uniformly by the seeded random source."""
-    top = int(totals.max())
-    ties = np.flatnonzero(totals == top)
+    first = int(totals.argmax())
+    ties = (totals == totals[first]).nonzero()[0]
     if len(ties) == 1:
-        return int(ties[0])
+        return first
     return int(ties[fwk.rng.randrange(len(ties))])

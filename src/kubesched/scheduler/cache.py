@@ -147,9 +147,16 @@ class Cache:
         """An assigned pod seen in the cluster (confirms an assumed one)."""
         st = self._pods.get(pod.uid)
         if st is not None and st.assumed:
-            self._detach(st.info, st.node)
             pi = PodInfo(pod)
-            self._attach(pi, pod.node_name)
+            info = self.nodes.get(st.node)
+            if info is not None and st.node == pod.node_name:
+                # The binding confirmed: the same pod moves to the end of its node's
+                # list (remove-then-add), usually with nothing else to recompute.
+                removed = info.replace_pod(st.info.pod, pi)
+                self.table.replace_pod(self.table.row_of[st.node], removed, pi)
+            else:
+                self._detach(st.info, st.node)
+                self._attach(pi, pod.node_name)
             self._pods[pod.uid] = _PodState(pi, pod.node_name, False)
             return
         if st is not None:

@@ -1,8 +1,10 @@
 """The in-tree registry: upstream plugin name -> factory, for the plugins kubesched implements.
 
-Upstream default-profile plugins that kubesched does not implement (volume
-and DRA plugins, NodeDeclaredFeatures) are dropped from the default profile:
-they have nothing to do for pods without volumes or resource claims.
+Upstream default-profile plugins that kubesched does not implement (the volume
+plugins, NodeDeclaredFeatures) are dropped from the default profile: they skip
+pods without volumes or declared-feature requirements and change no decision
+or message for them. DynamicResources is kept, modelled for pods without
+resource claims, because its PostFilter shows in FailedScheduling messages.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from kubesched.plugins.defaultbinder import DefaultBinder
 from kubesched.plugins.defaultpreemption import DefaultPreemption
+from kubesched.plugins.dynamicresources import DynamicResources
 from kubesched.plugins.imagelocality import ImageLocality
 from kubesched.plugins.nodeaffinity import NodeAffinity
 from kubesched.plugins.nodename import NodeName
@@ -36,6 +39,7 @@ _PLUGINS: tuple[Any, ...] = (
     Fit,
     BalancedAllocation,
     ImageLocality,
+    DynamicResources,
     DefaultPreemption,
     DefaultBinder,
 )

@@ -19,6 +19,7 @@ in the unschedulable pool would only be retried with nothing changed), at
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,7 +47,8 @@ class RunStats:
     cycles: int = 0
     end_time: int = 0
     stopped_by: str = "idle"
-    """``idle`` (nothing left to happen), ``until`` or ``horizon``."""
+    """``idle`` (nothing left to happen), ``until``, ``horizon`` or ``done``
+    (``stop_when`` said so)."""
 
 
 @dataclass(slots=True)
@@ -64,6 +66,14 @@ class Simulation:
     stats: RunStats = field(default_factory=RunStats)
     on_cycle: Callable[[int], None] | None = None
     """Progress callback, called with the simulated time after each instant."""
+    cycle_cost: int = 0
+    """Simulated nanoseconds one scheduling cycle takes (0: cycles are instantaneous).
+    Benchmarks set it so that arrivals paced in simulated time interleave with
+    scheduling as they do on a real scheduler."""
+    cycle_times: list[float] | None = None
+    """When a list, the wall seconds of every scheduling cycle are appended to it."""
+    stop_when: Callable[[], bool] | None = None
+    """Checked after every cycle: True ends the run (benchmarks' measured phase)."""
 
     def __post_init__(self) -> None:
         # Independent seeded streams: the cluster's (uids, generated names) and the
@@ -87,12 +97,26 @@ class Simulation:
         sched = self.scheduler
         limit = horizon if until is None else until
         stats = self.stats
+        times = self.cycle_times
+        clock = time.perf_counter
         while True:
             engine.run_due()
             cluster.flush()
-            if sched.schedule_one():
+            if times is not None:
+                t0 = clock()
+                ran = sched.schedule_one()
+                if ran:
+                    times.append(clock() - t0)
+            else:
+                ran = sched.schedule_one()
+            if ran:
                 stats.cycles += 1
                 cluster.flush()
+                if self.cycle_cost:
+                    engine.now += self.cycle_cost
+                if self.stop_when is not None and self.stop_when():
+                    stats.stopped_by = "done"
+                    break
                 continue
             deadline = sched.next_timer_deadline()
             if deadline is not None and deadline <= engine.now:

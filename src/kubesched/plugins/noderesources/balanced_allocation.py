@@ -34,8 +34,9 @@ import numpy.typing as npt
 from kubesched.framework.config import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, ScoreExtensions
-from kubesched.framework.nodetable import IntArray
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.framework.scoring import RowScoreCache
 from kubesched.framework.status import SKIP, SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -58,6 +59,28 @@ FloatArray = npt.NDArray[np.float64]
 def balance_score(used: Sequence[int], allocatable: Sequence[int]) -> int:
     """``int64((1 - std) * MaxNodeScore)`` over the resources with allocatable > 0,
     with Go's float64 operations in Go's order."""
+    if len(allocatable) == 2:
+        return _balance_score_2(used[0], used[1], allocatable[0], allocatable[1])
+    return _balance_score_n(used, allocatable)
+
+
+def _balance_score_2(u0: int, u1: int, a0: int, a1: int) -> int:
+    """:func:`_balance_score_n` for two resources (the default), unrolled: the same
+    float64 operations (two fractions: ``std = |f0 - f1| / 2``; fewer: 0)."""
+    if a0 == 0 or a1 == 0:
+        return int((1 - 0.0) * float(MAX_NODE_SCORE))
+    f0 = float(u0) / float(a0)
+    if f0 > 1:
+        f0 = 1.0
+    f1 = float(u1) / float(a1)
+    if f1 > 1:
+        f1 = 1.0
+    std = abs((f0 - f1) / 2)
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def _balance_score_n(used: Sequence[int], allocatable: Sequence[int]) -> int:
+    """The general form of :func:`balance_score`."""
     fractions: list[float] = []
     total = 0.0
     for u, a in zip(used, allocatable, strict=True):
@@ -174,6 +197,8 @@ class BalancedAllocation:
         self.args = args
         self.allocation = ResourceAllocation(args.resources, use_requested=True)
         self.scorer = BalancedScorer()
+        self._memo_pre_score = object()
+        self._row_scores = RowScoreCache()
 
     def _state(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
         s = state.get(PRE_SCORE_STATE_KEY)
@@ -183,12 +208,17 @@ class BalancedAllocation:
 
     # -- PreScore ---------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
-        reqs = self.allocation.pod_request_list(pod)
-        if self.allocation.is_best_effort(reqs):
+        memo = pod.facts.memo
+        ps = memo.get(self._memo_pre_score)
+        if ps is None:
+            reqs = self.allocation.pod_request_list(pod)
             # Skipped so that best-effort pods do not all pile onto one node
             # (upstream issue #129138).
+            ps = SKIP if self.allocation.is_best_effort(reqs) else _PreScoreState(reqs)
+            memo[self._memo_pre_score] = ps
+        if not isinstance(ps, _PreScoreState):
             return SKIP
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
+        state.write(PRE_SCORE_STATE_KEY, ps)
         return SUCCESS
 
     # -- Score ------------------------------------------------------------
@@ -208,11 +238,41 @@ class BalancedAllocation:
         if self.allocation.is_best_effort(reqs):
             return np.zeros(len(nodes), dtype=np.int64)
         t = nodes.table
-        rows = nodes.rows
+        # Scores depend only on a node's amounts and the pod's: cached per row and
+        # recomputed for the rows changed since the last cycle.
+        return self._row_scores.scores(
+            t,
+            reqs,
+            nodes.rows,
+            lambda rows: self._score_rows(t, rows, reqs),
+            lambda row: self._score_row(t, row, reqs),
+        )
+
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """Every slot's score (a node's score depends on its own amounts only)."""
+        if not self.allocation.resources:
+            return None
+        reqs = self._state(state, pod)
+        if self.allocation.is_best_effort(reqs):
+            return None
+        return self._row_scores.slots(
+            table,
+            reqs,
+            lambda rows: self._score_rows(table, rows, reqs),
+            lambda row: self._score_row(table, row, reqs),
+        )
+
+    def _score_rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
         a = self.allocation.table_amounts(
             t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
         )
         return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
+
+    def _score_row(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
+        info = t.infos[row]
+        assert info is not None
+        a = self.allocation.node_amounts(info, reqs)
+        return self.scorer.score(a.requested, a.allocated, a.allocatable)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -32,6 +32,7 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import NodeSet, PreFilterExtensions, ScoreExtensions, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import PreFilterResult
+from kubesched.framework.scoring import RowScoreCache
 from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import fit_hints
@@ -39,6 +40,7 @@ from kubesched.plugins.noderesources.fit_check import (
     IgnoredResources,
     PodRequest,
     fits_request,
+    fits_rows,
     fits_vector,
     status_of,
 )
@@ -102,12 +104,21 @@ class Fit:
         )
         self.allocation = ResourceAllocation(args.scoring_strategy.resources, use_requested=False)
         self.scorer = make_scorer(args)
+        # Keys of this plugin's per-spec memo entries (values depend on the args).
+        self._memo_request = object()
+        self._memo_pre_score = object()
+        self._row_scores = RowScoreCache()
 
     # -- PreFilter ----------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status]:
-        state.write(PRE_FILTER_STATE_KEY, PodRequest.of(pod.request, self.ignored))
+        memo = pod.facts.memo
+        req = memo.get(self._memo_request)
+        if req is None:
+            req = PodRequest.of(pod.request, self.ignored)
+            memo[self._memo_request] = req
+        state.write(PRE_FILTER_STATE_KEY, req)
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
@@ -129,9 +140,22 @@ class Fit:
             return None  # the per-node path reports the error
         return fits_vector(req, table)
 
+    def filter_rows(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
+    ) -> Verdicts | None:
+        req = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(req, PodRequest):
+            return None  # the per-node path reports the error
+        return fits_rows(req, table, rows)
+
     # -- PreScore / Score -----------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self.allocation.pod_request_list(pod)))
+        memo = pod.facts.memo
+        ps = memo.get(self._memo_pre_score)
+        if ps is None:
+            ps = _PreScoreState(self.allocation.pod_request_list(pod))
+            memo[self._memo_pre_score] = ps
+        state.write(PRE_SCORE_STATE_KEY, ps)
         return SUCCESS
 
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
@@ -150,15 +174,40 @@ class Fit:
         if not self.allocation.resources:
             return None  # the per-node path reports the error
         t = nodes.table
-        rows = nodes.rows
+        reqs = self._pod_requests(state, pod)
+        # Scores depend only on a node's amounts and the pod's: cached per row and
+        # recomputed for the rows changed since the last cycle.
+        return self._row_scores.scores(
+            t,
+            reqs,
+            nodes.rows,
+            lambda rows: self._score_rows(t, rows, reqs),
+            lambda row: self._score_row(t, row, reqs),
+        )
+
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """Every slot's score (a node's score depends on its own amounts only)."""
+        if not self.allocation.resources:
+            return None
+        reqs = self._pod_requests(state, pod)
+        return self._row_scores.slots(
+            table,
+            reqs,
+            lambda rows: self._score_rows(table, rows, reqs),
+            lambda row: self._score_row(table, row, reqs),
+        )
+
+    def _score_rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
         a = self.allocation.table_amounts(
-            t.allocatable[rows],
-            t.requested[rows],
-            t.non_zero[rows],
-            t.res_index,
-            self._pod_requests(state, pod),
+            t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
         )
         return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
+
+    def _score_row(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
+        info = t.infos[row]
+        assert info is not None
+        a = self.allocation.node_amounts(info, reqs)
+        return self.scorer.score(a.requested, a.allocated, a.allocatable)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

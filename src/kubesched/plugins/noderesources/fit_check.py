@@ -26,15 +26,17 @@ them sorted by name so statuses are reproducible.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kubesched.api.resources import is_native_resource
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
-from kubesched.framework.interfaces import Verdicts
+from kubesched.framework.interfaces import Verdicts, pass_index
 from kubesched.framework.nodetable import COL_PODS, IntArray, NodeTable
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, Resource
@@ -181,11 +183,237 @@ def status_of(insufficient: Sequence[InsufficientResource]) -> Status:
 
 def fits_vector(req: PodRequest, table: NodeTable) -> Verdicts | None:
     """Vector path: :func:`fits_request` for every table row at once (``None`` when
-    the pod has more checks than a mask can hold)."""
-    masks = failure_masks(req, table.allocatable, table.requested, table.res_index)
-    if masks is None:
-        return None
-    return verdicts_from_masks(req, masks)
+    the pod has more checks than a mask can hold). Free slots of the table pass."""
+    plan = _plan(req, table)
+    if plan.need is None:
+        masks = failure_masks(req, table.allocatable, table.requested, table.res_index)
+        if masks is None:
+            return None
+        return plan.verdicts(masks)
+    return plan.verdicts_of(req, table, None)
+
+
+def fits_rows(req: PodRequest, table: NodeTable, rows: IntArray) -> Verdicts | None:
+    """:func:`fits_vector` for ``rows`` only: ``index[i]`` is the verdict of
+    ``rows[i]``. Which rows lack room, and how, is kept up to date
+    incrementally (see ``_Plan``): when no node lacks room this costs no array
+    operation, otherwise one gather. ``statuses`` may hold statuses that none
+    of ``rows`` uses."""
+    plan = _plan(req, table)
+    if plan.need is None:
+        masks = failure_masks(req, table.allocatable[rows], table.requested[rows], table.res_index)
+        if masks is None:
+            return None
+        return plan.verdicts(masks)
+    return plan.verdicts_of(req, table, rows)
+
+
+_INT64_MIN: Final = np.iinfo(np.int64).min
+
+
+class _Plan:
+    """What Filter compares for one PodRequest on one table's resource axis.
+
+    - ``need[col]``: the smallest free amount (``allocatable - requested``) that
+      fits: the request for checked columns, 1 for ``pods``, ``_INT64_MIN`` for
+      the others; None when some checked resource has no column (every row
+      fails it; the general mask path handles that) or there are too many
+      checks for a mask.
+    - The Status of every failure mask met, with a stable id (``_statuses``).
+    - Once the request comes back a second time: the status id of every table
+      slot (-1 = fits, or a free slot) and how many live rows fail, brought up
+      to date from the table's change log. A cycle then costs the rows changed
+      since the previous one (usually the node last bound to), nothing more
+      when every node has room, and one gather otherwise.
+    """
+
+    __slots__ = (
+        "_checked",
+        "_ids",
+        "_layout",
+        "_n_fail",
+        "_seen",
+        "_seq",
+        "_sid",
+        "_statuses",
+        "checks",
+        "need",
+        "table",
+        "width",
+    )
+
+    def __init__(self, req: PodRequest, table: NodeTable) -> None:
+        self.table: weakref.ref[NodeTable] = weakref.ref(table)
+        self.width = width = len(table.resources)
+        self.checks = req.checks if not req.is_zero() else ()
+        self._statuses: list[Status] = []
+        self._ids: dict[int, int] = {}
+        """Failure mask -> index of its status in ``_statuses``."""
+        self._sid: npt.NDArray[np.int32] | None = None
+        self._n_fail = 0
+        self._layout = -1
+        self._seq = -1
+        self._seen = -1
+        """``table.change_seq`` when the request was first met without state."""
+        need: IntArray | None = np.full(width, _INT64_MIN, dtype=np.int64)
+        assert need is not None
+        need[COL_PODS] = 1
+        if len(self.checks) > MAX_VECTOR_CHECKS:
+            need = None
+        for name, q in self.checks:
+            col = table.res_index.get(name)
+            if col is None or need is None:
+                need = None
+                break
+            need[col] = q
+        self.need = need
+        self._checked: list[tuple[int, int]] = []
+        """(column, need) of the checked columns, for row-by-row updates."""
+        if need is not None:
+            self._checked = [(c, int(q)) for c, q in enumerate(need.tolist()) if q != _INT64_MIN]
+
+    def verdicts_of(self, req: PodRequest, table: NodeTable, rows: IntArray | None) -> Verdicts:
+        """Verdicts of ``rows`` (None = every slot; free slots pass). Requires ``need``."""
+        sid = self._sid
+        if sid is not None and self._layout == table.layout_generation:
+            if self._seq != table.change_seq:
+                changed = table.rows_changed_since(self._seq)
+                if changed is None or len(changed) > len(sid) // 4:
+                    sid = None
+                else:
+                    self._update_rows(req, table, sid, set(changed))
+        else:
+            sid = None
+        if sid is None:
+            if rows is not None and self._seen in (-1, table.change_seq):
+                # A request met in one cycle only is evaluated on the rows asked for.
+                self._seen = table.change_seq
+                return self._evaluate(req, table, rows)
+            sid = self._build(req, table)
+        self._seq = table.change_seq
+        if self._n_fail == 0:
+            return Verdicts(pass_index(table.capacity if rows is None else len(rows)), ())
+        if rows is None:
+            return Verdicts(sid.copy(), list(self._statuses))
+        return Verdicts(sid[rows], list(self._statuses))
+
+    def _evaluate(self, req: PodRequest, table: NodeTable, rows: IntArray) -> Verdicts:
+        """The verdicts of ``rows`` computed from scratch (masks for failing rows only)."""
+        need = self.need
+        assert need is not None
+        fail: npt.NDArray[np.bool_] = np.asarray((table.free[rows] < need).any(axis=1))
+        pos = fail.nonzero()[0]
+        if len(pos) == 0:
+            return Verdicts(pass_index(len(rows)), ())
+        sub = rows[pos]
+        masks = failure_masks(req, table.allocatable[sub], table.requested[sub], table.res_index)
+        assert masks is not None  # need is None when the checks do not fit a mask
+        index = np.full(len(rows), -1, dtype=np.int32)
+        first = int(masks[0])
+        if bool((masks == first).all()):
+            # Usually every failing row fails the same way: one status, no np.unique.
+            index[pos] = 0
+            return Verdicts(index, (self.status(first),))
+        uniq, inverse = np.unique(masks, return_inverse=True)
+        index[pos] = inverse.astype(np.int32)
+        return Verdicts(index, [self.status(int(m)) for m in uniq])
+
+    def _build(self, req: PodRequest, table: NodeTable) -> npt.NDArray[np.int32]:
+        """Status ids of every slot, from scratch."""
+        need = self.need
+        assert need is not None
+        fail = np.asarray((table.free < need).any(axis=1))
+        fail &= table.alive
+        pos = fail.nonzero()[0]
+        sid = np.full(table.capacity, -1, dtype=np.int32)
+        if len(pos):
+            masks = failure_masks(
+                req, table.allocatable[pos], table.requested[pos], table.res_index
+            )
+            assert masks is not None
+            uniq, inverse = np.unique(masks, return_inverse=True)
+            ids = np.array([self._id(int(m)) for m in uniq], dtype=np.int32)
+            sid[pos] = ids[inverse]
+        self._sid = sid
+        self._n_fail = len(pos)
+        self._layout = table.layout_generation
+        return sid
+
+    def _update_rows(
+        self, req: PodRequest, table: NodeTable, sid: npt.NDArray[np.int32], rows: set[int]
+    ) -> None:
+        """Re-evaluate a few changed rows (plain Python on a row is cheaper than
+        numpy calls; the mask of a failing row comes from ``failure_masks``)."""
+        free = table.free
+        alive = table.alive
+        checked = self._checked
+        for r in rows:
+            row = free[r].tolist()
+            new = -1
+            if alive[r] and any(row[c] < q for c, q in checked):
+                masks = failure_masks(
+                    req,
+                    table.allocatable[r : r + 1],
+                    table.requested[r : r + 1],
+                    table.res_index,
+                )
+                assert masks is not None
+                new = self._id(int(masks[0]))
+            old = int(sid[r])
+            if new != old:
+                sid[r] = new
+                self._n_fail += (new >= 0) - (old >= 0)
+
+    def _id(self, mask: int) -> int:
+        i = self._ids.get(mask)
+        if i is None:
+            i = len(self._statuses)
+            self._statuses.append(_status_for_mask(mask, self.checks))
+            self._ids[mask] = i
+        return i
+
+    def status(self, mask: int) -> Status:
+        """The (shared) Status of a non-zero failure mask."""
+        return self._statuses[self._id(mask)]
+
+    def verdicts(self, masks: IntArray) -> Verdicts:
+        index = np.full(len(masks), -1, dtype=np.int32)
+        failing = np.flatnonzero(masks)
+        if failing.size == 0:
+            return Verdicts(index, ())
+        uniq, inverse = np.unique(masks[failing], return_inverse=True)
+        index[failing] = inverse.astype(np.int32)
+        return Verdicts(index, [self.status(int(m)) for m in uniq])
+
+
+_PLANS: weakref.WeakKeyDictionary[NodeTable, dict[tuple[PodRequest, int], _Plan]] = (
+    weakref.WeakKeyDictionary()
+)
+_LAST: list[tuple[PodRequest, _Plan]] = []
+"""The last (request, plan) handed out: consecutive pods usually share both."""
+
+
+def _plan(req: PodRequest, table: NodeTable) -> _Plan:
+    """The cached plan of ``req`` for this table (columns are append-only, so the
+    axis width pins the mapping)."""
+    width = len(table.resources)
+    if _LAST:
+        last_req, last = _LAST[0]
+        if last_req is req and last.width == width and last.table() is table:
+            return last
+    plans = _PLANS.get(table)
+    if plans is None:
+        plans = {}
+        _PLANS[table] = plans
+    key = (req, width)
+    plan = plans.get(key)
+    if plan is None:
+        if len(plans) > 1024:
+            plans.clear()
+        plan = _Plan(req, table)
+        plans[key] = plan
+    _LAST[:] = [(req, plan)]
+    return plan
 
 
 def failure_masks(

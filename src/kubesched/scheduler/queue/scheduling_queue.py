@@ -388,6 +388,9 @@ class SchedulingQueue:
             self._move_pods(self._pods_with_cross_topology_term(new), event, old, new)
 
     def _pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
+        if not len(self._unsched):
+            # Nothing to offer the event to (the usual case, on every binding).
+            return []
         ns_labels: Mapping[str, str] = {}
         if self._namespace_labels is not None:
             ns_labels = self._namespace_labels(pod.namespace) or {}

@@ -32,12 +32,16 @@ from kubesched.sim.traces import TraceObjects
 
 SOURCE: Final = "<trace>"
 HORIZON_MARGIN: Final = 24 * HOUR
-"""Beyond a trace's last event: pods the replay delays still get to finish."""
+"""The least time beyond a trace's last event: pods the replay delays still finish."""
 
 
-def horizon(trace: TraceObjects, margin: int = HORIZON_MARGIN) -> int:
+def horizon(trace: TraceObjects, margin: int | None = None) -> int:
     """A safety horizon for ``run_scenario`` that follows the trace: its last event
-    plus ``margin``. A replay normally ends before it, when nothing is left to happen."""
+    plus ``margin`` (default: the trace's own span, at least a day), so that pods the
+    replay delays — even by as long again as the trace lasts — still finish. A
+    replay normally ends before it, when nothing is left to happen."""
+    if margin is None:
+        margin = max(HORIZON_MARGIN, trace.last_event)
     return trace.last_event + margin
 
 

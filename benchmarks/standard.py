@@ -1,0 +1,113 @@
+"""Run kubesched's standard benchmark set and write a markdown table.
+
+    .venv/bin/python benchmarks/standard.py [--out benchmarks/RESULTS.md] [--quick]
+
+Each row runs ``kubesched bench WORKLOAD -o json`` in a fresh process (so peak
+RSS is per workload), and the table records the machine it ran on. The targets
+are issue #5's (2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (workload, nodes, init pods, measured pods, target pods/s or None, extra target)
+STANDARD = [
+    ("SchedulingBasic", 5000, 1000, 10000, 3000, None),
+    ("SchedulingBasic", 5000, 5000, 50000, 3000, "peak RSS <= 1024 MiB"),
+    ("PreemptionBasic", 1000, 4000, 1000, 1000, None),
+    ("PreemptionBasic", 5000, 20000, 5000, 300, None),
+    ("PreemptionAsync", 5000, 20000, 5000, 2000, None),
+    ("Unschedulable", 5000, 20000, 10000, 2000, None),
+    # Linear growth of the cycle cost with the node count.
+    ("SchedulingBasic", 500, 500, 5000, None, "scaling"),
+    ("SchedulingBasic", 1000, 1000, 5000, None, "scaling"),
+    ("SchedulingBasic", 5000, 1000, 5000, None, "scaling"),
+    ("SchedulingBasic", 15000, 1000, 5000, None, "scaling"),
+]
+
+
+def kubesched() -> list[str]:
+    exe = Path(sys.executable).parent / "kubesched"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubesched.cli.main"]
+
+
+def run_one(workload: str, nodes: int, init: int, pods: int) -> dict[str, object]:
+    cmd = [
+        *kubesched(),
+        "bench",
+        workload,
+        "--nodes",
+        str(nodes),
+        "--init-pods",
+        str(init),
+        "--pods",
+        str(pods),
+        "-o",
+        "json",
+    ]
+    out = subprocess.run(
+        cmd, check=True, capture_output=True, text=True, env={**os.environ, "CI": "1"}
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=None, help="Write the markdown table here too.")
+    ap.add_argument("--quick", action="store_true", help="Only the first row of each workload.")
+    args = ap.parse_args()
+    rows = []
+    seen: set[str] = set()
+    for workload, nodes, init, pods, target, note in STANDARD:
+        if args.quick and (workload in seen or note == "scaling"):
+            continue
+        seen.add(workload)
+        r = run_one(workload, nodes, init, pods)
+        throughput = float(str(r["throughput"]))
+        ok = "" if target is None else ("yes" if throughput >= target else "NO")
+        size = f"{nodes} / {init} / {pods}"
+        rows.append(
+            f"| {workload} | {size} | {throughput} | {target or '-'} | {ok} "
+            f"| {r['wallSeconds']} | {r['cycleP50Ms']} / {r['cycleP99Ms']} | {r['peakRSSMiB']} "
+            f"| {note or ''} |"
+        )
+        print(rows[-1], flush=True)
+    table = "\n".join(
+        [
+            f"Machine: {machine()}",
+            "",
+            "| workload | nodes / init / measured | pods/s | target | met | wall s "
+            "| cycle p50 / p99 ms | peak RSS MiB | note |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
+    print()
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""InterPodAffinity PreScore, Score and NormalizeScore (upstream
+interpodaffinity/scoring.go, v1.36).
+
+PreScore sums, per topology pair (key, value), weights over existing pods
+(``processExistingPod``):
+
+- each preferred affinity term of the incoming pod matching the existing pod:
+  ``+weight`` at the value of the term's key on the existing pod's node;
+  preferred anti-affinity: ``-weight``;
+- each *required* affinity term of the existing pod matching the incoming pod:
+  ``+hardPodAffinityWeight`` (when that weight is > 0);
+- each preferred affinity / anti-affinity term of the existing pod matching the
+  incoming pod: ``+weight`` / ``-weight``.
+
+Existing pods' terms see the incoming pod's namespace labels; the incoming
+pod's terms have their namespace selector unrolled (see ``terms``).
+Nodes without the term's key contribute nothing.
+
+Legal codes: PreScore Success, Skip (``ignorePreferredTermsOfExistingPods``
+and the pod has no preferred terms; or nothing matched anywhere), Error (the
+pod's terms fail to parse: ``failed to parse pod: ...``). Score: Success, or
+Error without PreScore state. NormalizeScore maps ``[min, max]`` of the raw
+scores to ``[0, 100]`` with float64 arithmetic, truncated (not the default
+max-only normalisation).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from kubesched.api.types import Node, Pod
+from kubesched.framework.config import InterPodAffinityArgs
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.status import SKIP, Status, error
+from kubesched.plugins.interpodaffinity.counts import values_from_rows
+from kubesched.plugins.interpodaffinity.filtering import NAME
+from kubesched.plugins.interpodaffinity.index import LabelGroup, PodIndex, SpecGroup, gather
+from kubesched.plugins.interpodaffinity.terms import (
+    EMPTY_LABELS,
+    AffinityTerm,
+    NamespaceResolver,
+    matches,
+    matches_resolved,
+    pod_terms,
+)
+
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+NO_STATE: Final = error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+
+
+class PreScoreState:
+    """topology key -> value -> summed weight. A key is present when some term
+    matched a pod on a node carrying it (upstream ``scoreMap``), even if its sums
+    cancel out. Immutable after PreScore: ``clone`` returns itself."""
+
+    __slots__ = ("raw_cache", "scores")
+
+    def __init__(self, scores: dict[str, dict[str, int]]) -> None:
+        self.scores = scores
+        self.raw_cache: tuple[NodeTable, int, IntArray] | None = None
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def has_preferred_terms(pod: Pod) -> bool:
+    """The pod lists any preferred pod affinity or anti-affinity term."""
+    aff = pod.spec.affinity
+    if aff is None:
+        return False
+    pa, paa = aff.pod_affinity, aff.pod_anti_affinity
+    return bool((pa is not None and pa.preferred) or (paa is not None and paa.preferred))
+
+
+class _Sums:
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.scores: dict[str, dict[str, int]] = {}
+
+    def add(self, key: str, groups: list[LabelGroup] | list[SpecGroup], weight: int) -> None:
+        rows, counts = gather(groups)
+        values, touched = values_from_rows(self.table, key, rows, counts * weight)
+        if not touched:
+            return
+        d = self.scores.setdefault(key, {})
+        for v, c in values.items():
+            d[v] = d.get(v, 0) + c
+
+
+def compute_pre_score(
+    index: PodIndex,
+    table: NodeTable,
+    pod: Pod,
+    args: InterPodAffinityArgs,
+    resolver: NamespaceResolver,
+) -> tuple[PreScoreState | None, Status | None]:
+    """(state, None) on success, else (None, Skip or Error)."""
+    has_constraints = has_preferred_terms(pod)
+    if args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+        return None, SKIP
+    terms = pod_terms(pod)
+    if terms.errors:
+        # Normally caught by PreFilter already.
+        return None, error(f"failed to parse pod: {terms.error_message()}")
+    index.sync(table)
+    ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
+    sums = _Sums(table)
+    if has_constraints:
+        groups = list(index.label_groups.values())
+        for wt in terms.preferred_affinity:
+            sums.add(wt.term.topology_key, _matching(groups, wt.term, resolver), wt.weight)
+        for wt in terms.preferred_anti:
+            sums.add(wt.term.topology_key, _matching(groups, wt.term, resolver), -wt.weight)
+    hard = args.hard_pod_affinity_weight
+    for sg in index.spec_groups.values():
+        t = sg.terms
+        if hard > 0:
+            for term in t.required_affinity:
+                if matches(term, pod, ns_labels):
+                    sums.add(term.topology_key, [sg], hard)
+        for wt in t.preferred_affinity:
+            if matches(wt.term, pod, ns_labels):
+                sums.add(wt.term.topology_key, [sg], wt.weight)
+        for wt in t.preferred_anti:
+            if matches(wt.term, pod, ns_labels):
+                sums.add(wt.term.topology_key, [sg], -wt.weight)
+    if not sums.scores:
+        return None, SKIP
+    return PreScoreState(sums.scores), None
+
+
+def _matching(
+    groups: list[LabelGroup], term: AffinityTerm, resolver: NamespaceResolver
+) -> list[LabelGroup]:
+    return [g for g in groups if matches_resolved(term, g.namespace, g.labels, resolver)]
+
+
+def score_node(state: PreScoreState, node: Node) -> int:
+    """Upstream Score: the sums of the node's values of every scored key."""
+    labels = node.labels
+    total = 0
+    for key, values in state.scores.items():
+        v = labels.get(key)
+        if v is not None:
+            total += values.get(v, 0)
+    return total
+
+
+def normalize(state: PreScoreState, scores: list[NodeScore]) -> None:
+    """Upstream NormalizeScore: min-max to [0, MaxNodeScore] in float64, truncated."""
+    if not state.scores or not scores:
+        return
+    lo = min(s.score for s in scores)
+    hi = max(s.score for s in scores)
+    diff = hi - lo
+    for s in scores:
+        f = 0.0
+        if diff > 0:
+            # Go: float64(MaxNodeScore) * (float64(score-min) / float64(diff)).
+            f = float(MAX_NODE_SCORE) * (float(s.score - lo) / float(diff))
+        s.score = int(f)
+
+
+def normalize_vector(raw: IntArray) -> IntArray:
+    """:func:`normalize` over a vector of raw scores (state known non-empty)."""
+    if len(raw) == 0:
+        return raw
+    lo = int(raw.min())
+    diff = int(raw.max()) - lo
+    if diff <= 0:
+        return np.zeros(len(raw), dtype=np.int64)
+    frac = (raw - lo).astype(np.float64) / np.float64(diff)
+    out: IntArray = (np.float64(MAX_NODE_SCORE) * frac).astype(np.int64)
+    return out

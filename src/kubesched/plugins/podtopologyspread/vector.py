@@ -1,0 +1,254 @@
+"""PodTopologySpread over a whole NodeTable at once: the PreFilter and PreScore
+states from per-row matching-pod counts (``PodCountIndex``) and
+``np.bincount`` over each topology key's value codes, Filter and Score as a
+few array operations. No Python loop over nodes or pods.
+
+Every function here must agree exactly with its per-node counterpart in
+``filtering.py`` / ``scoring.py`` (tests/plugins/podtopologyspread checks it on
+random clusters). Functions return None when they cannot answer for the given
+state (a state built by the exact path, or for another table generation);
+the caller then uses the per-node path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from kubesched.api.taints import do_not_schedule_taint, find_matching_untolerated_taint
+from kubesched.api.types import LABEL_HOSTNAME, Pod, PodSpec
+from kubesched.framework.interfaces import NodeSet, Verdicts
+from kubesched.framework.nodematch import SpecCache, required_node_affinity_mask
+from kubesched.framework.nodetable import BoolArray, IntArray, LabelColumn, NodeTable
+from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.plugins.podtopologyspread.common import Constraint
+from kubesched.plugins.podtopologyspread.filtering import (
+    LABEL_MISSING,
+    NOT_MATCH,
+    DomainCounts,
+    PreFilterState,
+)
+from kubesched.plugins.podtopologyspread.podcounts import PodCountIndex
+from kubesched.plugins.podtopologyspread.scoring import PreScoreState, topology_normalizing_weight
+
+_FILTER_STATUSES: Final = (LABEL_MISSING, NOT_MATCH)
+
+
+class InclusionMasks:
+    """Per pod spec and table generation: the rows whose node matches the pod's
+    required node affinity, and the rows with an untolerated NoSchedule /
+    NoExecute taint (what the inclusion policies test), cached."""
+
+    __slots__ = ("_affinity", "_taints")
+
+    def __init__(self) -> None:
+        self._affinity: SpecCache[BoolArray] = SpecCache()
+        self._taints: SpecCache[BoolArray] = SpecCache()
+
+    def affinity(self, table: NodeTable, spec: PodSpec) -> BoolArray:
+        m = self._affinity.get(spec, table)
+        if m is None:
+            m = required_node_affinity_mask(table, spec)
+            m.setflags(write=False)
+            self._affinity.put(spec, table, m)
+        return m
+
+    def untolerated(self, table: NodeTable, spec: PodSpec) -> BoolArray:
+        m = self._taints.get(spec, table)
+        if m is None:
+            tol = spec.tolerations
+            # One answer per distinct taint set, spread to rows by taint-set id.
+            by_set = np.array(
+                [
+                    find_matching_untolerated_taint(ts, tol, do_not_schedule_taint) is not None
+                    for ts in table.taint_sets
+                ],
+                dtype=np.bool_,
+            )
+            m = by_set[table.taint_set]
+            m.setflags(write=False)
+            self._taints.put(spec, table, m)
+        return m
+
+    def included(self, table: NodeTable, spec: PodSpec, c: Constraint) -> BoolArray | None:
+        """Rows passing ``c``'s inclusion policies; None means every row."""
+        mask: BoolArray | None = None
+        if c.honors_affinity:
+            mask = self.affinity(table, spec)
+        if c.honors_taints:
+            ok = ~self.untolerated(table, spec)
+            mask = ok if mask is None else mask & ok
+        return mask
+
+
+def _all_keys(table: NodeTable, cols: Sequence[LabelColumn]) -> BoolArray:
+    """Rows having every topology key (live rows only: free slots have no labels)."""
+    mask = np.ones(table.capacity, dtype=np.bool_)
+    for col in cols:
+        mask &= col.codes >= 0
+    return mask
+
+
+def _and(a: BoolArray, b: BoolArray | None) -> BoolArray:
+    return a if b is None else a & b
+
+
+# --------------------------------------------------------------------------- PreFilter
+
+
+def build_pre_filter_state(
+    pod: Pod,
+    constraints: tuple[Constraint, ...],
+    table: NodeTable,
+    index: PodCountIndex,
+    masks: InclusionMasks,
+) -> PreFilterState:
+    """``calPreFilterState`` over the table: domain slots are the label column's
+    value codes."""
+    cols = [table.label(c.topology_key) for c in constraints]
+    base = _all_keys(table, cols)
+    domains = []
+    for c, col in zip(constraints, cols, strict=True):
+        eligible = _and(base, masks.included(table, pod.spec, c))
+        rows = np.flatnonzero(eligible)
+        codes = col.codes[rows]
+        n = len(col.values)
+        per_row = index.counts(table, pod.namespace, c.selector)[rows]
+        counts = np.bincount(codes, weights=per_row, minlength=n).astype(np.int64)
+        present = np.bincount(codes, minlength=n) > 0
+        domains.append(DomainCounts(col.values, col.index, counts, present, col))
+    return PreFilterState(constraints, domains)
+
+
+def filter_vector(s: PreFilterState, pod: Pod, table: NodeTable) -> Verdicts | None:
+    """Filter over every row; None when the state's slots are not this table's codes."""
+    if not s.constraints:
+        return Verdicts.all_pass(table.capacity)
+    index = np.full(table.capacity, -1, dtype=np.int32)
+    pod_labels = pod.labels
+    for c, d in zip(s.constraints, s.domains, strict=True):
+        col = table.label(c.topology_key)
+        if d.column is not col:
+            return None
+        codes = col.codes
+        has = codes >= 0
+        # Slot -1 (no label) reads the appended 0; such rows fail on the label anyway.
+        per_row = np.append(d.counts, np.int64(0))[codes]
+        self_match = 1 if c.selector.matches(pod_labels) else 0
+        skewed = per_row + (self_match - d.global_min(c.min_domains)) > c.max_skew
+        open_ = index < 0
+        index[open_ & ~has] = 0
+        index[open_ & has & skewed] = 1
+    return Verdicts(index, _FILTER_STATUSES)
+
+
+# --------------------------------------------------------------------------- PreScore / Score
+
+
+def build_pre_score_state(
+    pod: Pod,
+    constraints: tuple[Constraint, ...],
+    nodes: NodeSet,
+    require_all: bool,
+    index: PodCountIndex,
+    masks: InclusionMasks,
+) -> PreScoreState:
+    """``PreScore`` over the table (``nodes`` are the filtered nodes)."""
+    table = nodes.table
+    rows = nodes.rows
+    cols = [table.label(c.topology_key) for c in constraints]
+    if require_all:
+        base = _all_keys(table, cols)
+        ignored_rows = ~base
+        ignored_sel = ignored_rows[rows]
+        names = table.names
+        ignored = frozenset(names[r] for r in rows[ignored_sel].tolist())
+        considered = rows[~ignored_sel]
+    else:
+        base = table.alive
+        ignored_rows = np.zeros(table.capacity, dtype=np.bool_)
+        ignored = frozenset()
+        considered = rows
+    domains: list[DomainCounts | None] = []
+    weights: list[float] = []
+    slot_codes: list[IntArray | None] = []
+    for c, col in zip(constraints, cols, strict=True):
+        if c.topology_key == LABEL_HOSTNAME:
+            domains.append(None)
+            slot_codes.append(None)
+            weights.append(topology_normalizing_weight(len(considered)))
+            continue
+        values: Sequence[str] = col.values
+        value_index = col.index
+        codes: IntArray = col.codes.astype(np.int64)
+        n = len(values)
+        if not require_all:
+            # A missing label reads as "" (upstream indexes the labels map), the same
+            # domain as an explicit "" value.
+            empty = value_index.get("")
+            if empty is None:
+                empty = n
+                values = [*values, ""]
+                value_index = {**value_index, "": n}
+                n += 1
+            codes[codes < 0] = empty
+        present = np.bincount(codes[considered], minlength=n) > 0
+        eligible = np.flatnonzero(_and(base, masks.included(table, pod.spec, c)))
+        per_row = index.counts(table, pod.namespace, c.selector)[eligible]
+        counts = np.bincount(codes[eligible], weights=per_row, minlength=n).astype(np.int64)
+        d = DomainCounts(values, value_index, counts, present)
+        domains.append(d)
+        slot_codes.append(codes)
+        weights.append(topology_normalizing_weight(d.n_domains))
+    s = PreScoreState(constraints, require_all, ignored, domains, weights)
+    s.table = table
+    s.node_generation = table.node_generation
+    s.codes = tuple(slot_codes)
+    s.ignored_rows = ignored_rows
+    return s
+
+
+def go_round_vec(x: np.ndarray) -> IntArray:
+    """Go's ``math.Round`` elementwise for x >= 0 (see ``scoring.go_round``)."""
+    f = np.floor(x)
+    out: IntArray = (f + (x - f >= 0.5)).astype(np.int64)
+    return out
+
+
+def score_vector(
+    s: PreScoreState, pod: Pod, nodes: NodeSet, index: PodCountIndex
+) -> IntArray | None:
+    """Normalized scores of ``nodes``; None when the state was not built by
+    ``build_pre_score_state`` for this table generation."""
+    table = nodes.table
+    if s.table is not table or s.node_generation != table.node_generation or s.ignored_rows is None:
+        return None
+    rows = nodes.rows
+    score = np.zeros(len(rows), dtype=np.float64)
+    for c, d, w, codes in zip(s.constraints, s.domains, s.weights, s.codes, strict=True):
+        has = table.label(c.topology_key).codes[rows] >= 0
+        if d is None:
+            cnt = index.counts(table, pod.namespace, c.selector)[rows]
+        else:
+            assert codes is not None
+            slots = codes[rows]
+            # Rows without the label read an appended 0 (and are masked out below).
+            n = len(d.counts)
+            cnt = np.append(d.counts, np.int64(0))[np.where(slots >= 0, slots, n)]
+        term = cnt.astype(np.float64) * w + float(c.max_skew - 1)
+        score = score + np.where(has, term, 0.0)
+    raw = go_round_vec(score)
+    valid = ~s.ignored_rows[rows]
+    out = np.zeros(len(rows), dtype=np.int64)
+    if not valid.any():
+        return out
+    vals = raw[valid]
+    lo = int(vals.min())
+    hi = max(int(vals.max()), 0)
+    if hi == 0:
+        out[valid] = MAX_NODE_SCORE
+    else:
+        out[valid] = MAX_NODE_SCORE * (hi + lo - vals) // hi
+    return out

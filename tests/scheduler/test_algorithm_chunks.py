@@ -1,0 +1,122 @@
+"""The vector scan in chunks and the deferred failure statuses (scheduler/algorithm.py)
+decide exactly as the per-node path on clusters large enough to be scanned in
+several chunks.
+
+The scan filters the rotated node order chunk by chunk and stops at the chunk
+holding the last node it needs; the statuses of the nodes it rejected are kept
+as arrays (``LazyNodeToStatus``) and written out only when read. Clusters of
+hundreds of nodes where many nodes fail (too small, tainted, cordoned, full),
+with a small ``percentageOfNodesToScore``, make the scan use several chunks;
+every pod's outcome (chosen node, FitError text, per-node statuses in scan
+order, evaluated nodes, per-plugin scores) and the rotating start index must
+match the exact path, pod after pod, as pods are bound.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubesched.api.types import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.results import FitError, NodeToStatus
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
+from kubesched.runtime.framework import Framework
+from kubesched.scheduler.algorithm import Algorithm, LazyNodeToStatus
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.registry import in_tree_registry
+from tests.builders import make_node, make_pod
+from tests.scheduler.harness import FakeNominator, build_framework, in_tree_profile
+
+
+def _cluster(seed: int, n: int) -> list[Node]:
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(n):
+        b = make_node(f"n{i:04d}").capacity(
+            cpu=rng.choice(("100m", "1", "2", "4", "4", "4")),
+            memory=rng.choice(("256Mi", "4Gi", "8Gi")),
+            pods=rng.choice((1, 2, 110, 110)),
+        )
+        roll = rng.random()
+        if roll < 0.1:
+            b.taint("dedicated", "gpu", NO_SCHEDULE)
+        elif roll < 0.15:
+            b.taint("spot", "", PREFER_NO_SCHEDULE)
+        elif roll < 0.2:
+            b.unschedulable()
+        nodes.append(b.obj())
+    return nodes
+
+
+def _pods(seed: int, count: int) -> list[Pod]:
+    rng = random.Random(seed + 1)
+    pods = []
+    for i in range(count):
+        b = make_pod(f"p{i:03d}").req(
+            cpu=rng.choice(("100m", "500m", "1", "3")), memory=rng.choice(("128Mi", "1Gi"))
+        )
+        if rng.random() < 0.2:
+            b.toleration("dedicated", "gpu", NO_SCHEDULE, "Equal")
+        pods.append(b.obj())
+    return pods
+
+
+def _outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+    try:
+        r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
+    except FitError as fit:
+        statuses = [(n, s.code, s.reasons, s.plugin) for n, s in fit.diagnosis.node_to_status]
+        return ("fit", str(fit), statuses, sorted(fit.diagnosis.unschedulable_plugins))
+    return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
+
+
+@pytest.mark.parametrize(
+    ("seed", "n", "percentage"),
+    [
+        pytest.param(1, 400, 5, id="400 nodes, 5% to score: several chunks per scan"),
+        pytest.param(2, 1200, 1, id="1200 nodes, 1% to score (the 100-node minimum)"),
+        pytest.param(3, 300, 0, id="300 nodes, adaptive percentage: one chunk"),
+    ],
+)
+def test_chunked_scan_decides_as_the_exact_path(seed: int, n: int, percentage: int) -> None:
+    cache = Cache()
+    for node in _cluster(seed, n):
+        cache.add_node(node)
+    prof = in_tree_profile(percentage=percentage)
+    registry = in_tree_registry()
+    vec = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
+    exact = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
+    exact.force_exact = True
+    alg_v, alg_e = Algorithm(), Algorithm()
+    for pod in _pods(seed, 40):
+        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
+        assert got == want
+        assert alg_v.next_start_node_index == alg_e.next_start_node_index
+        if got[0] == "ok":
+            host = str(got[1])
+            pod.node_name = host
+            cache.add_pod(pod)
+
+
+def test_deferred_statuses_read_like_eager_ones() -> None:
+    a = Status(Code.UNSCHEDULABLE, "a", plugin="P")
+    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "b", plugin="Q")
+    lazy = LazyNodeToStatus()
+    eager = NodeToStatus()
+    names = ("x", "y", "z", "w")
+    lazy.defer(names, [2, 0], [1, 0], [a, b])
+    eager.set("z", b)
+    eager.set("x", a)
+    assert len(lazy) == 2
+    lazy.defer(names, [3], [0], [b])
+    eager.set("w", b)
+    assert len(lazy) == 3
+    assert list(lazy) == list(eager)
+    assert lazy.get("z") is b and lazy.get("y") is lazy.absent
+    lazy.set("y", a)
+    eager.set("y", a)
+    assert list(lazy) == list(eager)
+    assert lazy.nodes_for_status_code(list(names), Code.UNSCHEDULABLE) == ["x", "y"]
