@@ -35,7 +35,6 @@ Doc = dict[str, Any]
 NODE_SELECTOR = "1 node(s) didn't match Pod's node affinity/selector"
 
 
-@pytest.mark.xfail(strict=True, reason="InterPodAffinity is not in the in-tree registry yet")
 def test_plugin_is_registered() -> None:
     assert in_tree_registry().get("InterPodAffinity") is InterPodAffinity
 

@@ -50,9 +50,6 @@ def spread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the lead registers PodTopologySpread in kubesched.scheduler.registry"
-)
 def test_pod_topology_spread_is_in_the_in_tree_registry() -> None:
     assert in_tree_registry()[PodTopologySpread.name] is PodTopologySpread
 

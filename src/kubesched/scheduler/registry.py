@@ -17,12 +17,14 @@ from kubesched.plugins.defaultbinder import DefaultBinder
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.dynamicresources import DynamicResources
 from kubesched.plugins.imagelocality import ImageLocality
+from kubesched.plugins.interpodaffinity import InterPodAffinity
 from kubesched.plugins.nodeaffinity import NodeAffinity
 from kubesched.plugins.nodename import NodeName
 from kubesched.plugins.nodeports import NodePorts
 from kubesched.plugins.noderesources.balanced_allocation import BalancedAllocation
 from kubesched.plugins.noderesources.fit import Fit
 from kubesched.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.queuesort import PrioritySort
 from kubesched.plugins.schedulinggates import SchedulingGates
 from kubesched.plugins.tainttoleration import TaintToleration
@@ -37,6 +39,8 @@ _PLUGINS: tuple[Any, ...] = (
     NodeAffinity,
     NodePorts,
     Fit,
+    PodTopologySpread,
+    InterPodAffinity,
     BalancedAllocation,
     ImageLocality,
     DynamicResources,
