@@ -358,11 +358,6 @@ def nodes_result(*names: str) -> PreFilterResult:
                 "node(s) didn't satisfy plugin(s) [FakePreFilter2 FakePreFilter3] simultaneously",
             ),
             {"FakePreFilter2", "FakePreFilter3"},
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: upstream formats sets.List(pluginsWithNodes) (sorted); "
-                "run_pre_filter_plugins keeps plugin order",
-            ),
             id="the simultaneously message lists the plugins sorted, not in profile order",
         ),
     ],
@@ -1080,21 +1075,6 @@ SCORE_FAILURES = [
 
 
 @pytest.mark.parametrize(("plugins", "upstream_message"), SCORE_FAILURES)
-def test_score_failures_end_the_cycle(plugins: list[InjectedPlugin], upstream_message: str) -> None:
-    """The cycle fails with an error naming the plugin (the tail of upstream's text)."""
-    with pytest.raises(ScoreError) as exc:
-        run_scores(plugins)
-    tail = upstream_message.split(": ", 1)[1]
-    assert str(exc.value) == tail
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: RunScorePlugins wraps its errors: 'running Score plugins: ', "
-    "'running Normalize on Score plugins: ', 'applying score defaultWeights on Score "
-    "plugins: ' (they reach FailedScheduling and the PodScheduled condition)",
-)
-@pytest.mark.parametrize(("plugins", "upstream_message"), SCORE_FAILURES)
 def test_score_failure_messages_match_upstream(
     plugins: list[InjectedPlugin], upstream_message: str
 ) -> None:
@@ -1140,11 +1120,6 @@ class NotAScorePlugin:
     name = "plugin-not-implementing-score"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a plugin enabled at a point it does not implement is silently dropped; "
-    'upstream NewFramework fails: plugin "X" does not extend ScorePlugin plugin',
-)
 def test_enabled_plugin_not_implementing_the_point_fails() -> None:
     """TestInitFrameworkWithScorePlugins/enabled Score plugin doesn't extend the ScorePlugin
     interface."""

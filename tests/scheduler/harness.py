@@ -173,6 +173,9 @@ class ProtocolOnlyNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._inner.nominated_pods_for_node(node_name)
 
+    def nominated_node_names(self) -> list[str]:
+        return self._inner.nominated_node_names()
+
 
 # --------------------------------------------------------------------------- profiles
 

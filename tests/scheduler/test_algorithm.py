@@ -174,7 +174,9 @@ def test_start_index_advances_by_feasible_and_failed_nodes(vector: bool) -> None
         fake_profile(filters=["FakeFilter"]), instance_registry(filt), table=table
     )
     alg = Algorithm()
-    steps = [("n3", 3, 3), ("n4", 1, 4), ("n5", 1, 0), ("n3", 3, 3)]
+    # Upstream (parallelism 1) stops at the first feasible node beyond the one it
+    # needs: from n5 it records n1 and n2 as failures before reaching n3.
+    steps = [("n3", 3, 3), ("n4", 1, 4), ("n5", 3, 2), ("n3", 1, 3)]
     for want_host, want_evaluated, want_next in steps:
         result = alg.schedule_pod(fwk, CycleState(), make_pod("p").info())
         assert (result.suggested_host, result.evaluated_nodes, result.feasible_nodes) == (
@@ -185,12 +187,6 @@ def test_start_index_advances_by_feasible_and_failed_nodes(vector: bool) -> None
         assert alg.next_start_node_index == want_next
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (vs upstream with parallelism 1): findNodesThatPassFilters cancels only "
-    "when a feasible node beyond numNodesToFind is found, so failing nodes checked before "
-    "that extra node are recorded and counted in nextStartNodeIndex",
-)
 @pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
 def test_scan_continues_until_one_feasible_node_too_many(vector: bool) -> None:
     table = table_of("n1", "n2", "n3", "n4")
@@ -474,12 +470,6 @@ def test_pre_filter_result_fit_errors(
     assert explicit(err.diagnosis) == want_explicit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: findNodesThatFitPod sets Diagnosis.UnschedulablePlugins to the plugins "
-    "whose PreFilterResult narrowed the nodes (3rd value of RunPreFilterPlugins); "
-    "algorithm.find_nodes_that_fit_pod drops them, so the queue requeues the pod on any event",
-)
 @pytest.mark.parametrize(
     ("make_fwk", "want"),
     [
@@ -1064,16 +1054,7 @@ def _nominated_cluster() -> ClusterCase:
     "wrap",
     [
         pytest.param(False, id="a nominator with nominated_node_names"),
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: Algorithm._nominated_overrides looks up nominated_node_names with "
-                "getattr and silently ignores nominated pods when the Nominator (Protocol) "
-                "lacks it; the vector path then disagrees with the exact path",
-            ),
-            id="a nominator with only the Protocol's method",
-        ),
+        pytest.param(True, id="a nominator with only the Protocol's methods"),
     ],
 )
 def test_vector_path_honours_nominated_pods(wrap: bool) -> None:

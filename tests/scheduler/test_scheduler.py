@@ -460,11 +460,6 @@ def test_reserve_or_permit_rejection_unreserves_and_forgets(point: str) -> None:
     assert queued.unschedulable_plugins == {plugin}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: schedulingCycle wraps a Reserve/Permit rejection in a FitError "
-    "(NumAllNodes 1, the host's status): the message is '0/1 nodes are available: 1 <reason>.'",
-)
 @pytest.mark.parametrize(
     ("point", "reason"), [(RESERVE, "reserve rejected"), (PERMIT, "permit rejected")]
 )

@@ -117,6 +117,10 @@ class Nominator(Protocol):
         """Pods nominated to run on this node, in nomination order."""
         ...
 
+    def nominated_node_names(self) -> list[str]:
+        """Nodes that currently have at least one nominated pod."""
+        ...
+
 
 class Handle(Protocol):
     """What a plugin may use of the scheduler (upstream framework.Handle)."""

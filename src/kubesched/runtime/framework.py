@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.errors import InputError
 from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.config import (
     BIND,
@@ -135,7 +136,16 @@ class Framework:
             return inst
 
         def point(name: str) -> list[Plugin]:
-            return [get(ref.name) for ref in profile.enabled(name)]
+            plugins = [get(ref.name) for ref in profile.enabled(name)]
+            kind = _POINT_PROTOCOLS[name]
+            for ref, p in zip(profile.enabled(name), plugins, strict=True):
+                if not isinstance(p, kind):
+                    raise InputError(
+                        f'plugin "{ref.name}" does not extend {kind.__name__} plugin',
+                        obj="KubeSchedulerConfiguration",
+                        field=f"profiles[{profile.scheduler_name}].plugins.{name}",
+                    )
+            return plugins
 
         self.pre_enqueue_plugins = [
             p for p in point(PRE_ENQUEUE) if isinstance(p, PreEnqueuePlugin)
@@ -283,7 +293,7 @@ class Framework:
                 if len(plugins_with_nodes) == 1:
                     msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
                 else:
-                    names = go_list(plugins_with_nodes)
+                    names = go_list(sorted(plugins_with_nodes))
                     msg = f"node(s) didn't satisfy plugin(s) {names} simultaneously"
                 return result, unresolvable(msg), plugins_with_nodes
         state.skip_filter_plugins = frozenset(skip)
@@ -693,13 +703,18 @@ class Framework:
         for info in nodes.infos:
             score, s = p.score(state, pod, info)
             if not s.is_success():
-                raise ScoreError(f'plugin "{p.name}" failed with: {s.message()}')
+                raise ScoreError(
+                    f'running Score plugins: plugin "{p.name}" failed with: {s.message()}'
+                )
             lst.append(NodeScore(info.name, score))
         ext = p.score_extensions()
         if ext is not None:
             s = ext.normalize_score(state, pod, lst)
             if not s.is_success():
-                raise ScoreError(f'plugin "{p.name}" failed with: {s.message()}')
+                raise ScoreError(
+                    "running Normalize on Score plugins: "
+                    f'plugin "{p.name}" failed with: {s.message()}'
+                )
         return np.fromiter((x.score for x in lst), dtype=np.int64, count=len(lst))
 
     # ------------------------------------------------------------------ binding cycle
@@ -849,9 +864,26 @@ def _check_score_range(raw: Sequence[tuple[str, int, IntArray]]) -> None:
         bad = (scores > MAX_NODE_SCORE) | (scores < MIN_NODE_SCORE)
         if bad.any():
             raise ScoreError(
-                f'plugin "{name}" returns an invalid score {int(scores[bad][0])}, it should '
-                f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                f'applying score defaultWeights on Score plugins: plugin "{name}" returns an '
+                f"invalid score {int(scores[bad][0])}, it should in the range of "
+                f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
             )
+
+
+_POINT_PROTOCOLS: dict[str, type] = {
+    PRE_ENQUEUE: PreEnqueuePlugin,
+    QUEUE_SORT: QueueSortPlugin,
+    PRE_FILTER: PreFilterPlugin,
+    FILTER: FilterPlugin,
+    POST_FILTER: PostFilterPlugin,
+    PRE_SCORE: PreScorePlugin,
+    SCORE: ScorePlugin,
+    RESERVE: ReservePlugin,
+    PERMIT: PermitPlugin,
+    PRE_BIND: PreBindPlugin,
+    BIND: BindPlugin,
+    POST_BIND: PostBindPlugin,
+}
 
 
 def go_list(items: Sequence[str]) -> str:

@@ -169,6 +169,9 @@ class Algorithm:
         table = fwk.table
         diagnosis = Diagnosis(LazyNodeToStatus())
         pre_res, s, narrowing = fwk.run_pre_filter_plugins(state, pod)
+        # Upstream: Diagnosis.UnschedulablePlugins = the plugins whose PreFilterResult
+        # narrowed the nodes (so the queue requeues the pod on their events only).
+        diagnosis.unschedulable_plugins.update(narrowing)
         if not s.is_success():
             if not s.is_rejected():
                 raise SchedulingError(s.message())
@@ -267,9 +270,11 @@ class Algorithm:
             if s.code == Code.ERROR:
                 raise SchedulingError(s.message())
             if s.is_success():
-                feasible.append(row)
                 if len(feasible) >= num_to_find:
+                    # Upstream cancels on the first feasible node beyond the number
+                    # it needs (and drops it); failures before it are recorded.
                     break
+                feasible.append(row)
             else:
                 diagnosis.node_to_status.set(info.name, s)
                 diagnosis.add_plugin_status(s)
@@ -300,13 +305,7 @@ class Algorithm:
             index, statuses = vec
             size = len(chunk)
             if not statuses and not overrides:
-                # Everything in the chunk passes.
-                if size >= need:
-                    parts.append(chunk[:need])
-                    need = 0
-                    break
-                parts.append(chunk)
-                need -= size
+                passing = np.ones(size, dtype=np.bool_)
             else:
                 passing = index < 0
                 if overrides:
@@ -314,31 +313,36 @@ class Algorithm:
                         hit = np.flatnonzero(chunk == row)
                         if len(hit):
                             passing[hit[0]] = st.is_success()
-                ok = np.flatnonzero(passing)
-                cut = size
-                if len(ok) >= need:
-                    cut = int(ok[need - 1]) + 1
-                    ok = ok[:need]
-                parts.append(chunk[ok])
-                need -= len(ok)
-                if len(ok) < cut:
-                    self._record_failures(
-                        fwk,
-                        diagnosis,
-                        chunk[:cut],
-                        index[:cut],
-                        ~passing[:cut],
-                        statuses,
-                        overrides,
-                    )
-                if need == 0:
-                    break
+            ok = np.flatnonzero(passing)
+            if need > 0:
+                take = ok[:need]
+                parts.append(chunk[take])
+                need -= len(take)
+                beyond = ok[len(take) :] if need == 0 else ok[:0]
+            else:
+                beyond = ok
+            # Upstream (parallelism 1) stops at the first feasible node beyond the
+            # number it needs, dropping it; failures up to there are recorded.
+            stop = len(beyond) > 0
+            cut = int(beyond[0]) if stop else size
+            if cut and not passing[:cut].all():
+                self._record_failures(
+                    fwk,
+                    diagnosis,
+                    chunk[:cut],
+                    index[:cut],
+                    ~passing[:cut],
+                    statuses,
+                    overrides,
+                )
+            if stop:
+                break
             pos += size
             if pos >= n:
                 break
             found = num_to_find - need
             # Size the next chunk from the pass rate so far (at least double the last).
-            est = need * pos // found if found else n
+            est = max(need, 1) * pos // found if found else n
             chunk = _rotated(rows, shift, pos, pos + max(est + est // 8 + 32, 2 * size))
             got = fwk.filter_rows(state, pod, chunk, memo)
             if got is None:
@@ -390,13 +394,9 @@ class Algorithm:
         self, fwk: Framework, state: CycleState, pod: PodInfo
     ) -> dict[int, Status]:
         """Exact two-pass statuses of the nodes holding nominated pods that count."""
-        nominator = fwk.nominator
-        nodes_fn = getattr(nominator, "nominated_node_names", None)
-        if nodes_fn is None:
-            return {}
         out: dict[int, Status] = {}
         table = fwk.table
-        for name in nodes_fn():
+        for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)
             if row is None or not fwk.nominated_ge(pod, name):
                 continue

@@ -29,7 +29,13 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interfaces import QueuedInfo
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
-from kubesched.framework.results import FitError, NominatingInfo, NominatingMode
+from kubesched.framework.results import (
+    Diagnosis,
+    FitError,
+    NodeToStatus,
+    NominatingInfo,
+    NominatingMode,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, PluginFactory, ScoreError, Services
@@ -286,7 +292,16 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
         if not s.is_success():
             self.cache.forget_pod(assumed)
-            self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
+            if s.is_rejected():
+                # Upstream wraps a Reserve/Permit rejection in a FitError on one node.
+                diag = Diagnosis(NodeToStatus({host: s}))
+                diag.add_plugin_status(s)
+                fit = FitError(pod, 1, diag)
+                self._handle_failure(
+                    fwk, qpi, Status(s.code, str(fit), plugin=s.plugin), CLEAR_NOMINATED_NODE, fit
+                )
+            else:
+                self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return
         # Binding cycle (upstream runs it in a goroutine; kubesched binds at once).
         s = fwk.run_pre_bind_plugins(state, assumed_info, host)
