@@ -26,7 +26,7 @@ from kubesched.framework.interfaces import (
     VectorFilterPlugin,
     VectorScorePlugin,
 )
-from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import SUCCESS, Status
@@ -63,6 +63,12 @@ class RecordingWriter:
 class _NoNominations:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return []
+
+    def nominated_node_names(self) -> list[str]:
+        return []
+
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, len(table.resources)), dtype=np.int64)
 
 
 class _ZeroClock:

@@ -45,7 +45,8 @@ from kubesched.framework.config import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Plugin
-from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nominated import nominated_load
 from kubesched.framework.preemption import Candidate, Evaluator
 from kubesched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
 from kubesched.framework.snapshot import build_table
@@ -247,6 +248,9 @@ class FakeNominator:
 
     def nominated_node_names(self) -> list[str]:
         return [n for n, pods in self.by_node.items() if pods]
+
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return nominated_load(self, pod, table)
 
 
 # --------------------------------------------------------------------------- fake plugins

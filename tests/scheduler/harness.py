@@ -34,6 +34,7 @@ from kubesched.framework.config import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Nominator, Plugin, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nominated import nominated_load
 from kubesched.framework.ports import ClusterWriter
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
@@ -163,6 +164,9 @@ class FakeNominator:
     def nominated_node_names(self) -> list[str]:
         return [n for n, pods in self.by_node.items() if pods]
 
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return nominated_load(self, pod, table)
+
 
 class ProtocolOnlyNominator:
     """Only what ``framework.interfaces.Nominator`` declares."""
@@ -175,6 +179,9 @@ class ProtocolOnlyNominator:
 
     def nominated_node_names(self) -> list[str]:
         return self._inner.nominated_node_names()
+
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return nominated_load(self, pod, table)
 
 
 # --------------------------------------------------------------------------- profiles

@@ -121,6 +121,11 @@ class Nominator(Protocol):
         """Nodes that currently have at least one nominated pod."""
         ...
 
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        """(rows, summed request vectors) of the nominated pods of priority >= the
+        pod's (not the pod itself), one entry per node that has any."""
+        ...
+
 
 class Handle(Protocol):
     """What a plugin may use of the scheduler (upstream framework.Handle)."""

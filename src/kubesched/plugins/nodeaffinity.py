@@ -195,6 +195,8 @@ class NodeAffinity:
     """
 
     name = NAME
+    static_filter = True
+    """The answer depends on the node and the pod spec only, never on the node's pods."""
 
     def __init__(self, args: NodeAffinityArgs | PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, NodeAffinityArgs):

@@ -43,6 +43,8 @@ class NodeUnschedulable:
     """Filter plugin; takes no args."""
 
     name = NAME
+    static_filter = True
+    """The answer depends on the node and the pod spec only, never on the node's pods."""
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle

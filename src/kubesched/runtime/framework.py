@@ -15,6 +15,7 @@ returned Skip; scores are normalised, range-checked and weighted.
 
 from __future__ import annotations
 
+import functools
 import random
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -497,18 +498,20 @@ class Framework:
         if self.force_exact:
             return False
         skip = state.skip_filter_plugins
-        for p in self.pre_filter_plugins:
-            if p.name not in skip and p.pre_filter_extensions() is not None:
-                return False
+        return not any(name not in skip for name in self._what_if_blockers)
+
+    @functools.cached_property
+    def _what_if_blockers(self) -> frozenset[str]:
+        """Plugins whose being active rules the what-if path out (decided once:
+        isinstance on Protocols is slow)."""
+        out = {p.name for p in self.pre_filter_plugins if p.pre_filter_extensions() is not None}
         for f in self.filter_plugins:
-            if f.name in skip:
-                continue
             if is_static_filter(f):
                 if not isinstance(f, VectorFilterPlugin):
-                    return False
+                    out.add(f.name)
             elif not isinstance(f, WhatIfFilterPlugin):
-                return False
-        return True
+                out.add(f.name)
+        return frozenset(out)
 
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray

@@ -29,7 +29,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.results import Diagnosis, FitError, NodeToStatus
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, ScorePart, go_list
 
@@ -298,6 +298,7 @@ class Algorithm:
         last feasible one get their statuses, in scan order."""
         n = len(rows)
         overrides = self._nominated_overrides(fwk, state, pod)
+        override_rows = np.fromiter(overrides, dtype=np.int64, count=len(overrides))
         need = num_to_find
         parts: list[IntArray] = []
         pos = 0
@@ -309,10 +310,9 @@ class Algorithm:
             else:
                 passing = index < 0
                 if overrides:
-                    for row, st in overrides.items():
-                        hit = np.flatnonzero(chunk == row)
-                        if len(hit):
-                            passing[hit[0]] = st.is_success()
+                    hits = np.flatnonzero(np.isin(chunk, override_rows))
+                    for i in hits.tolist():
+                        passing[i] = overrides[int(chunk[i])].is_success()
             ok = np.flatnonzero(passing)
             if need > 0:
                 take = ok[:need]
@@ -393,13 +393,34 @@ class Algorithm:
     def _nominated_overrides(
         self, fwk: Framework, state: CycleState, pod: PodInfo
     ) -> dict[int, Status]:
-        """Exact two-pass statuses of the nodes holding nominated pods that count."""
-        out: dict[int, Status] = {}
+        """Exact two-pass statuses of the nodes holding nominated pods that count.
+
+        When every active filter is static or answers what-ifs on summed requests
+        (so it only gets stricter as pods are added), the first pass decides and
+        one what-if call answers for all these nodes at once."""
         table = fwk.table
+        if fwk.what_if_supported(state):
+            load_rows, load = fwk.nominator.nominated_load(pod, table)
+            if len(load_rows) == 0:
+                return {}
+            requested = table.requested[load_rows]
+            width = len(table.resources)
+            if load.shape[1] < width:
+                load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
+            answer = fwk.run_filter_what_if(state, pod, load_rows, requested + load)
+            if answer is not None:
+                index, statuses = answer
+                return {
+                    row: (SUCCESS if i < 0 else statuses[i])
+                    for row, i in zip(load_rows.tolist(), index.tolist(), strict=True)
+                }
+        rows: list[int] = []
         for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)
-            if row is None or not fwk.nominated_ge(pod, name):
-                continue
+            if row is not None and fwk.nominated_ge(pod, name):
+                rows.append(row)
+        out: dict[int, Status] = {}
+        for row in rows:
             info = table.infos[row]
             assert info is not None
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)

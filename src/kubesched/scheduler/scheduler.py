@@ -28,6 +28,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
 )
 from kubesched.framework.interfaces import QueuedInfo
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import (
     Diagnosis,
@@ -131,6 +132,9 @@ class Scheduler:
 
     def nominated_node_names(self) -> list[str]:
         return self.queue.nominated_node_names()
+
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return self.queue.nominated_load(pod, table)
 
     def activate(self, pods: Sequence[Pod]) -> None:
         self.queue.activate(pods)

@@ -51,7 +51,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.defaultpreemption.vector import select_victims_on_nodes
+from kubesched.plugins.defaultpreemption.vector import VictimCache, select_victims_on_nodes
 
 NAME: Final = "DefaultPreemption"
 
@@ -83,6 +83,7 @@ class DefaultPreemption:
         self.args = args if args is not None else DefaultPreemptionArgs()
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, self, async_preemption=async_preemption)
+        self._victim_cache = VictimCache()
 
     # ------------------------------------------------------------------ PostFilter
     def post_filter(
@@ -238,7 +239,7 @@ class DefaultPreemption:
         """``select_victims_on_node`` for many nodes at once (same answers), or None
         when the active filters need the per-node path."""
         return select_victims_on_nodes(
-            self, state, pod, nodes, pdbs, filter_pods_with_pdb_violation
+            self, state, pod, nodes, pdbs, filter_pods_with_pdb_violation, self._victim_cache
         )
 
     def _importance_cmp(self, now: int) -> Callable[[PodInfo, PodInfo], int]:

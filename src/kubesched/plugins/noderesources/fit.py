@@ -39,10 +39,12 @@ from kubesched.plugins.noderesources import fit_hints
 from kubesched.plugins.noderesources.fit_check import (
     IgnoredResources,
     PodRequest,
+    failure_masks,
     fits_request,
     fits_rows,
     fits_vector,
     status_of,
+    verdicts_from_masks,
 )
 from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
@@ -99,6 +101,7 @@ class Fit:
             raise TypeError(f"want args to be of type NodeResourcesFitArgs, got {got}")
         validate_fit_args(args)
         self.args = args
+        self.handle = handle
         self.ignored = IgnoredResources(
             frozenset(args.ignored_resources), frozenset(args.ignored_resource_groups)
         )
@@ -108,6 +111,20 @@ class Fit:
         self._memo_request = object()
         self._memo_pre_score = object()
         self._row_scores = RowScoreCache()
+
+    def filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> Verdicts | None:
+        """Filter ``rows`` as if their summed requests were ``requested`` (preemption's
+        vectorised dry run takes victims off before asking)."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        table = getattr(self.handle, "table", None)
+        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
+            return None
+        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
+        if masks is None:
+            return None
+        return verdicts_from_masks(req, masks)
 
     # -- PreFilter ----------------------------------------------------------
     def pre_filter(

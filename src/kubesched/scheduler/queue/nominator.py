@@ -37,6 +37,8 @@ class Nominator:
         """Node name -> nominated pods, in nomination order."""
         self.nominated_pod_to_node: dict[str, str] = {}
         """Pod UID -> node name."""
+        self.version = 0
+        """Bumped on every change of a nomination (for caches of nominated load)."""
 
     def add_nominated_pod(self, pod_info: PodInfo, info: NominatingInfo | None) -> None:
         """Record the nomination ``info`` describes, replacing any previous one.
@@ -63,6 +65,7 @@ class Nominator:
         if any(r.uid == pod.uid for r in refs):
             return
         refs.append(PodRef(pod.name, pod.namespace, pod.uid))
+        self.version += 1
 
     def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
         """Re-register the pod after an update event.
@@ -92,6 +95,7 @@ class Nominator:
         node = self.nominated_pod_to_node.pop(uid, None)
         if node is None:
             return
+        self.version += 1
         refs = self.nominated_pods.get(node)
         if refs is None:
             return

@@ -46,6 +46,10 @@ class UnschedulablePods:
     def get(self, pod: Pod) -> QueuedPodInfo | None:
         return self._map.get(pod.key)
 
+    def get_key(self, key: str) -> QueuedPodInfo | None:
+        """By ``namespace/name``."""
+        return self._map.get(key)
+
     def add_or_update(self, pinfo: QueuedPodInfo, event: str) -> None:
         """Store ``pinfo``; the incoming-pods metric counts only new entries."""
         key = pinfo.key
