@@ -171,6 +171,10 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None: ...
 
+    def run_filter_what_if_passes(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> npt.NDArray[np.bool_] | None: ...
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status: ...

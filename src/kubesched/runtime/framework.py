@@ -513,6 +513,37 @@ class Framework:
                 out.add(f.name)
         return frozenset(out)
 
+    def run_filter_what_if_passes(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> npt.NDArray[np.bool_] | None:
+        """Like ``run_filter_what_if`` but only whether each node passes (cheaper:
+        no statuses are built)."""
+        ok = np.ones(len(rows), dtype=np.bool_)
+        skip = state.skip_filter_plugins
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            if is_static_filter(p):
+                v = p.filter_vector(state, pod, self.table)  # type: ignore[attr-defined]
+                if v is None:
+                    return None
+                if v.statuses:
+                    ok &= v.index[rows] < 0
+                continue
+            passes = getattr(p, "passes_what_if", None)
+            if passes is not None:
+                got: npt.NDArray[np.bool_] | None = passes(state, pod, rows, requested)
+                if got is None:
+                    return None
+                ok &= got
+                continue
+            w = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
+            if w is None:
+                return None
+            if w.statuses:
+                ok &= w.index < 0
+        return ok
+
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[np.ndarray, list[Status]] | None:

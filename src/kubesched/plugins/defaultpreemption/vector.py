@@ -155,10 +155,9 @@ def select_victims_on_nodes(
         if len(sel) == 0:
             continue
         cand = base_m[sel] + requests[sel, j]
-        verdict = h.run_filter_what_if(state, pod, row_arr[sel], cand)
-        if verdict is None:
+        ok = h.run_filter_what_if_passes(state, pod, row_arr[sel], cand)
+        if ok is None:
             return None
-        ok = verdict[0] < 0
         base_m[sel[ok]] = cand[ok]
         victim_slots[sel[~ok], j] = True
     for i, pos in enumerate(live):

@@ -21,6 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.framework.config import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -125,6 +128,20 @@ class Fit:
         if masks is None:
             return None
         return verdicts_from_masks(req, masks)
+
+    def passes_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> npt.NDArray[np.bool_] | None:
+        """Whether ``filter_what_if`` would pass each row (no statuses built)."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        table = getattr(self.handle, "table", None)
+        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
+            return None
+        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
+        if masks is None:
+            return None
+        passed: npt.NDArray[np.bool_] = masks == 0
+        return passed
 
     # -- PreFilter ----------------------------------------------------------
     def pre_filter(

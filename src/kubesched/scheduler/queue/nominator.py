@@ -39,6 +39,12 @@ class Nominator:
         """Pod UID -> node name."""
         self.version = 0
         """Bumped on every change of a nomination (for caches of nominated load)."""
+        self.infos: dict[str, PodInfo] = {}
+        """Pod UID -> the PodInfo it was nominated with (priority and requests do
+        not change, so this resolves like the queue lookup upstream does)."""
+        self.log: list[tuple[str, str]] = []
+        """(uid, node) for each nomination added, (uid, "") for each removed, since
+        the last ``take_log``."""
 
     def add_nominated_pod(self, pod_info: PodInfo, info: NominatingInfo | None) -> None:
         """Record the nomination ``info`` describes, replacing any previous one.
@@ -65,6 +71,8 @@ class Nominator:
         if any(r.uid == pod.uid for r in refs):
             return
         refs.append(PodRef(pod.name, pod.namespace, pod.uid))
+        self.infos[pod.uid] = pod_info
+        self.log.append((pod.uid, node))
         self.version += 1
 
     def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
@@ -91,10 +99,18 @@ class Nominator:
     def nominated_refs_for_node(self, node_name: str) -> list[PodRef]:
         return list(self.nominated_pods.get(node_name, ()))
 
+    def take_log(self) -> list[tuple[str, str]]:
+        """The changes since the last call (and forget them)."""
+        log = self.log
+        self.log = []
+        return log
+
     def _delete(self, uid: str) -> None:
         node = self.nominated_pod_to_node.pop(uid, None)
         if node is None:
             return
+        self.infos.pop(uid, None)
+        self.log.append((uid, ""))
         self.version += 1
         refs = self.nominated_pods.get(node)
         if refs is None:

@@ -16,8 +16,6 @@ import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-import numpy as np
-
 from kubesched.api.types import NANOS, Pod, Time
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
@@ -60,6 +58,7 @@ from kubesched.scheduler.queue.metrics import (
     UNSCHEDULABLE,
     QueueMetrics,
 )
+from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.nominator import Nominator, PodLister
 from kubesched.scheduler.queue.queued_pod import QueuedPodInfo
 from kubesched.scheduler.queue.unschedulable import UnschedulablePods
@@ -151,9 +150,7 @@ class SchedulingQueue:
         self._active = ActiveQueue(self._active_key, self._backoff, self.metrics)
         self._unsched = UnschedulablePods(self.metrics, self._leftover_movable)
         self._nominator = Nominator(pod_lister)
-        self._load_cache: (
-            tuple[tuple[int, int, int], tuple[IntArray, IntArray, list[str], IntArray]] | None
-        ) = None
+        self._nominated_load = NominatedLoad()
 
     # ------------------------------------------------------------------ queries
     @property
@@ -536,53 +533,9 @@ class SchedulingQueue:
     def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
         """(rows, summed request vectors over the table's resource axis) of the
         nominated pods with priority >= the pod's, other than the pod itself, per
-        node that has any: what the first filter pass with nominated pods adds.
-
-        The resolved nominated pods are cached until a nomination changes; the
-        only pod that could resolve differently meanwhile (the one in flight)
-        is the pod being scheduled, which is excluded anyway."""
-        width = len(table.resources)
-        key = (self._nominator.version, id(table), width)
-        cached = self._load_cache
-        if cached is None or cached[0] != key:
-            rows: list[int] = []
-            prios: list[int] = []
-            uids: list[str] = []
-            vecs: list[IntArray] = []
-            for node, refs in self._nominator.nominated_pods.items():
-                row = table.row_of.get(node)
-                if row is None or not refs:
-                    continue
-                for pi in self.nominated_pods_for_node(node):
-                    rows.append(row)
-                    prios.append(pi.pod.priority)
-                    uids.append(pi.pod.uid)
-                    vecs.append(table.request_vector(pi))
-            width = len(table.resources)  # request_vector may have grown the axis
-            mat = np.zeros((len(vecs), width), dtype=np.int64)
-            for i, v in enumerate(vecs):
-                mat[i, : len(v)] = v
-            arrays = (
-                np.array(rows, dtype=np.int64),
-                np.array(prios, dtype=np.int64),
-                uids,
-                mat,
-            )
-            cached = ((self._nominator.version, id(table), width), arrays)
-            self._load_cache = cached
-        rows_a, prios_a, uids_l, mat_a = cached[1]
-        if len(rows_a) == 0:
-            return rows_a, mat_a
-        mask = prios_a >= pod.pod.priority
-        if pod.pod.uid in self._nominator.nominated_pod_to_node:
-            mask &= np.array([u != pod.pod.uid for u in uids_l], dtype=np.bool_)
-        if not mask.any():
-            return rows_a[:0], mat_a[:0]
-        sel_rows = rows_a[mask]
-        uniq, inverse = np.unique(sel_rows, return_inverse=True)
-        out = np.zeros((len(uniq), mat_a.shape[1]), dtype=np.int64)
-        np.add.at(out, inverse, mat_a[mask])
-        return uniq, out
+        node that has any: what the first filter pass with nominated pods adds
+        (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
+        return self._nominated_load.query(self._nominator, pod, table)
 
     def nominated_node_names(self) -> list[str]:
         """Nodes that currently have at least one nominated pod."""

@@ -1,0 +1,73 @@
+"""The queue's incremental nominated load equals the plain computation from the
+nominator's lookups (kubesched.framework.nominated), whatever the history."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.framework.nominated import nominated_load
+from kubesched.framework.results import NominatingInfo, NominatingMode
+from kubesched.framework.snapshot import build_table
+from kubesched.framework.types import PodInfo
+from kubesched.scheduler.queue.nominated_load import NominatedLoad
+from kubesched.scheduler.queue.nominator import Nominator
+from tests.builders import make_node, make_pod
+
+NODES = [make_node(f"n{i}").capacity(cpu="8", memory="8Gi", pods=10).obj() for i in range(4)]
+PODS = [
+    PodInfo(
+        make_pod(f"p{i}")
+        .uid(f"u{i}")
+        .priority(i % 3 * 10)
+        .req_map({"cpu": f"{i + 1}00m", **({"example.com/gpu": 1} if i % 4 == 0 else {})})
+        .obj()
+    )
+    for i in range(8)
+]
+
+
+class _Lookups:
+    def __init__(self, nominator: Nominator) -> None:
+        self.n = nominator
+
+    def nominated_node_names(self) -> list[str]:
+        return [k for k, v in self.n.nominated_pods.items() if v]
+
+    def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
+        return [self.n.infos[r.uid] for r in self.n.nominated_pods.get(node, ())]
+
+
+def _pad(m: np.ndarray, width: int) -> np.ndarray:
+    return np.pad(m, ((0, 0), (0, width - m.shape[1])))
+
+
+ops = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "delete", "query"]),
+        st.integers(0, len(PODS) - 1),
+        st.integers(0, len(NODES) - 1),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops)
+def test_incremental_load_equals_plain_load(history: list[tuple[str, int, int]]) -> None:
+    table = build_table(NODES)
+    nominator = Nominator()
+    index = NominatedLoad()
+    for op, p, n in history:
+        pi = PODS[p]
+        if op == "add":
+            nominator.add_nominated_pod(pi, NominatingInfo(f"n{n}", NominatingMode.OVERRIDE))
+        elif op == "delete":
+            nominator.delete_nominated_pod_if_exists(pi.pod)
+        else:
+            got_rows, got = index.query(nominator, pi, table)
+            want_rows, want = nominated_load(_Lookups(nominator), pi, table)
+            assert got_rows.tolist() == want_rows.tolist()
+            width = max(got.shape[1], want.shape[1])
+            assert np.array_equal(_pad(got, width), _pad(want, width))
