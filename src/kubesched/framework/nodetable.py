@@ -393,6 +393,7 @@ class NodeTable:
         generation changes when both share one spec (same requests and ports)."""
         if old.facts is new.facts:
             self.pod_generation += 1
+            self._row_changed(row)  # the pod object changed (labels may differ)
             return
         self._apply_pod(row, old, -1)
         self._apply_pod(row, new, 1)

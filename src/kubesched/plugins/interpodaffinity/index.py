@@ -101,6 +101,8 @@ class PodIndex:
         self._seen = np.zeros(0, dtype=np.int64)
         """NodeInfo generation last read, per table slot (-1: none)."""
         self._serial = 0
+        self._seq = 0
+        """The table's change-log cursor at the last sync."""
         self.label_groups: dict[LabelKey, LabelGroup] = {}
         self.spec_groups: dict[tuple[int, str], SpecGroup] = {}
         self.anti_groups: dict[int, SpecGroup] = {}
@@ -110,8 +112,9 @@ class PodIndex:
     def sync(self, table: NodeTable) -> None:
         """Bring the groups up to date with ``table`` (called once per cycle).
 
-        Cost: one read of every alive row's NodeInfo generation (no Python work per
-        unchanged row beyond that) plus a refresh of the rows that changed."""
+        Cost: a refresh of the rows the table's change log names since the last
+        sync; after node changes (or when the log was trimmed), one read of every
+        alive row's NodeInfo generation first."""
         if self._table is None or self._table() is not table:
             self._reset(table)
         elif (
@@ -119,22 +122,35 @@ class PodIndex:
             and table.node_generation == self._node_generation
         ):
             return
+        infos = table.infos
         if table.node_generation != self._node_generation:
             self._nodes_changed(table)
-        infos = table.infos
-        alive = self._alive
-        gens = np.fromiter(
-            (infos[r].generation for r in alive),  # type: ignore[union-attr]
-            dtype=np.int64,
-            count=len(alive),
-        )
-        changed = np.flatnonzero(gens != self._seen[self._alive_arr])
-        for i in changed.tolist():
-            row = alive[i]
-            info = infos[row]
-            assert info is not None
-            self._refresh(row, info)
-        self._seen[self._alive_arr] = gens
+            changed_rows: list[int] | None = None
+        else:
+            changed_rows = table.rows_changed_since(self._seq)
+        if changed_rows is not None:
+            # The table's change log names the rows whose pods changed.
+            for row in dict.fromkeys(changed_rows):
+                info = infos[row] if row < len(infos) else None
+                if info is None or self._seen[row] == info.generation:
+                    continue
+                self._refresh(row, info)
+                self._seen[row] = info.generation
+        else:
+            alive = self._alive
+            gens = np.fromiter(
+                (infos[r].generation for r in alive),  # type: ignore[union-attr]
+                dtype=np.int64,
+                count=len(alive),
+            )
+            changed = np.flatnonzero(gens != self._seen[self._alive_arr])
+            for i in changed.tolist():
+                row = alive[i]
+                info = infos[row]
+                assert info is not None
+                self._refresh(row, info)
+            self._seen[self._alive_arr] = gens
+        self._seq = table.change_seq
         self._pod_generation = table.pod_generation
         self._node_generation = table.node_generation
 
