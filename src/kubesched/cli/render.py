@@ -151,7 +151,22 @@ def summary_line(cluster: Cluster, end_time: int, wall_seconds: float | None) ->
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    """The document with one line per top-level field and per list item (pods,
+    events ...): readable, diffable, and fast (the C encoder does each line)."""
+    dump = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    lines = ["{"]
+    items = list(doc.items())
+    for i, (k, v) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        if isinstance(v, list) and v:
+            lines.append(f"  {dump(k)}: [")
+            lines.extend(f"    {dump(x)}," for x in v[:-1])
+            lines.append(f"    {dump(v[-1])}")
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {dump(k)}: {dump(v)}{comma}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def to_yaml(doc: dict[str, Any]) -> str:
