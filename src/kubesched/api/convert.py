@@ -28,6 +28,7 @@ from typing import Any, Final, TypeVar
 from kubesched.api.errors import InputError
 from kubesched.api.quantity import QuantityError, scheduler_amount
 from kubesched.api.resources import is_supported_pod_level_resource, pod_requests
+from kubesched.api.selectors import label_selector_matches
 from kubesched.api.types import (
     CPU,
     DEFAULT_SCHEDULER_NAME,
@@ -490,24 +491,6 @@ def label_selector(value: Any, path: str) -> LabelSelector | None:
         match_labels=get_str_map(raw, "matchLabels", path),
         match_expressions=map_list(raw, "matchExpressions", path, _label_requirement),
     )
-
-
-def selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    """Plain LabelSelectorAsSelector matching, for validating workloads' templates."""
-    for k, v in selector.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for r in selector.match_expressions:
-        present = r.key in labels
-        if r.operator == "In" and not (present and labels[r.key] in r.values):
-            return False
-        if r.operator == "NotIn" and present and labels[r.key] in r.values:
-            return False
-        if r.operator == "Exists" and not present:
-            return False
-        if r.operator == "DoesNotExist" and present:
-            return False
-    return True
 
 
 def _node_requirement(raw: Raw, path: str) -> NodeSelectorRequirement:
@@ -1161,7 +1144,7 @@ def convert_workload(raw: Raw, kind: str) -> tuple[Workload, dict[str, str]]:
     template = get_map(spec, "template", "spec")
     tmeta = get_map(template, "metadata", "spec.template")
     tlabels = get_str_map(tmeta, "labels", "spec.template.metadata")
-    if not selector_matches(selector, tlabels):
+    if not label_selector_matches(selector, tlabels):
         raise fail(
             "spec.template.metadata.labels",
             f"Invalid value: {json.dumps(tlabels, sort_keys=True)}: "

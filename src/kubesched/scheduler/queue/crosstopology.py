@@ -11,37 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubesched.api.types import LabelSelector, Pod, PodAffinityTerm
+from kubesched.api.selectors import label_selector_matches
+from kubesched.api.types import Pod, PodAffinityTerm
 
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
-
-
-def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelectorAsSelector(selector).Matches(labels): a missing selector
-    matches nothing, an empty one everything."""
-    if selector is None:
-        return False
-    for k, v in selector.match_labels.items():
-        if labels.get(k) != v:
-            return False
-    for req in selector.match_expressions:
-        present = req.key in labels
-        op = req.operator
-        if op == "In":
-            if not present or labels[req.key] not in req.values:
-                return False
-        elif op == "NotIn":
-            if present and labels[req.key] in req.values:
-                return False
-        elif op == "Exists":
-            if not present:
-                return False
-        elif op == "DoesNotExist":
-            if present:
-                return False
-        else:
-            return False
-    return True
 
 
 def affinity_term_matches(
@@ -56,8 +29,8 @@ def affinity_term_matches(
         namespaces: tuple[str, ...] = term.namespaces
     else:
         namespaces = (owner.namespace,)
-    if pod.namespace in namespaces or selector_matches(term.namespace_selector, ns_labels):
-        return selector_matches(term.label_selector, pod.labels)
+    if pod.namespace in namespaces or label_selector_matches(term.namespace_selector, ns_labels):
+        return label_selector_matches(term.label_selector, pod.labels)
     return False
 
 
