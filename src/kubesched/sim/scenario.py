@@ -43,6 +43,7 @@ from kubesched.api.types import (
     Node,
     Pod,
     PodDisruptionBudget,
+    PriorityClass,
 )
 from kubesched.framework.config import SchedulerConfig
 from kubesched.scheduler.config import default_config, parse_config
@@ -118,12 +119,38 @@ def load_scenario(
     """Read, check and order the inputs; raises InputError for bad input."""
     docs = read_documents(paths, stdin)
     result = load_objects(docs)
-    supported = in_tree_registry().keys()
-    config = _config(result, config_file, supported)
-    classes = build_priority_classes(result)
-    items: list[Item] = []
-    node_names = {o.obj.name for o in result.of_type(Node)}
-    for order, loaded in enumerate(result.objects):
+    config = _config(result, config_file, in_tree_registry().keys())
+    return scenario_from_result(result, config)
+
+
+def scenario_from_result(
+    result: LoadResult, config: SchedulerConfig, *, base: Scenario | None = None
+) -> Scenario:
+    """Check and order loaded objects as the API server would take them.
+
+    With ``base``, the objects join that scenario: its PriorityClasses (a class
+    of the same name is an error), its nodes (for pods bound to them) and its
+    items (these come after, in input order); the base's configuration wins."""
+    if base is None:
+        classes = build_priority_classes(result)
+        items: list[Item] = []
+        first = 0
+        ignored = Counter(result.ignored)
+        node_names = set()
+    else:
+        config = base.config
+        classes = base.classes
+        for item in result.of_type(PriorityClass):
+            try:
+                classes.add(item.obj)
+            except InputError as err:
+                raise err.with_context(source=item.source) from None
+        items = list(base.items)
+        first = max((i.order for i in items), default=-1) + 1
+        ignored = Counter(base.ignored) + Counter(result.ignored)
+        node_names = {i.obj.name for i in items if isinstance(i.obj, Node)}
+    node_names |= {o.obj.name for o in result.of_type(Node)}
+    for order, loaded in enumerate(result.objects, start=first):
         if loaded.kind in ("KubeSchedulerConfiguration", "PriorityClass"):
             continue
         try:
@@ -167,7 +194,7 @@ def load_scenario(
         )
     _rebase_times(items)
     items.sort(key=lambda i: (i.create_at, i.order))
-    return Scenario(config, classes, items, Counter(result.ignored))
+    return Scenario(config, classes, items, ignored)
 
 
 def _config(result: LoadResult, config_file: str | None, supported: Any) -> SchedulerConfig:
