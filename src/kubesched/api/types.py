@@ -332,9 +332,23 @@ class Pod:
         """A shallow copy (spec and labels shared, conditions list copied): the cluster
         replaces a pod by a changed copy so that watchers see (old, new) pairs."""
         c = Pod.__new__(Pod)
-        for slot in Pod.__slots__:
-            setattr(c, slot, getattr(self, slot))
+        c.annotations = self.annotations
         c.conditions = list(self.conditions)
+        c.creation_timestamp = self.creation_timestamp
+        c.deletion_timestamp = self.deletion_timestamp
+        c.labels = self.labels
+        c.name = self.name
+        c.namespace = self.namespace
+        c.node_name = self.node_name
+        c.nominated_node_name = self.nominated_node_name
+        c.owner_references = self.owner_references
+        c.phase = self.phase
+        c.preemption_policy = self.preemption_policy
+        c.priority = self.priority
+        c.priority_class_name = self.priority_class_name
+        c.spec = self.spec
+        c.start_time = self.start_time
+        c.uid = self.uid
         return c
 
     def __repr__(self) -> str:
