@@ -43,9 +43,10 @@ def bench_cmd(
     progress: Callable[[int, int], None] | None = None
     bar: Any = None
     if _progress_enabled(output):
+        from rich.console import Console
         from rich.progress import Progress
 
-        bar = Progress(transient=True)
+        bar = Progress(transient=True, console=Console(stderr=True))
         task = bar.add_task(f"{wl.name} (measured pods)", total=wl.measured_pods)
         bar.start()
 

@@ -6,6 +6,7 @@ stderr naming file, object and field); 1 an internal error.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -55,6 +56,11 @@ class KubeschedGroup(click.Group):
 @click.version_option(__version__, prog_name="kubesched")
 def main() -> None:
     """kubesched: what kube-scheduler will do, with priorities and preemption."""
+
+
+def _progress_enabled(output: str) -> bool:
+    """A progress bar on a terminal, never for machine-readable output or under CI."""
+    return output in ("table", "wide") and sys.stderr.isatty() and not os.environ.get("CI")
 
 
 class DurationType(click.ParamType):  # type: ignore[type-arg]
@@ -134,6 +140,7 @@ def simulate(
         fail_input(f"--feature-gates: {err}")
 
     horizon = DEFAULT_HORIZON
+    _trace = None
     if trace_spec is None:
         if not files:
             fail_input("-f: required (or --trace)")
@@ -149,15 +156,20 @@ def simulate(
         total = sum(scenario.ignored.values())
         click.echo(f"ignored {total} objects: {parts}", err=True)
     started = time.perf_counter()
-    run = run_scenario(
-        scenario,
-        seed=seed,
-        until=until,
-        watch=watch,
-        exact=exact,
-        feature_gates=gates,
-        horizon=horizon,
-    )
+    end = horizon if until is None else min(until, horizon)
+    if _trace is not None:
+        end = min(end, _trace.last_event)
+    with render.SimulatedTimeProgress(end, enabled=_progress_enabled(output)) as progress:
+        run = run_scenario(
+            scenario,
+            seed=seed,
+            until=until,
+            watch=watch,
+            exact=exact,
+            feature_gates=gates,
+            horizon=horizon,
+            progress=progress.update,
+        )
     wall = time.perf_counter() - started
     out = click.get_text_stream("stdout")
     if output in ("json", "yaml", "jsonl"):

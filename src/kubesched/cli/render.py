@@ -184,3 +184,40 @@ def to_jsonl(doc: dict[str, Any]) -> Iterable[str]:
         yield json.dumps({"type": "pod", **p}, ensure_ascii=False) + "\n"
     summary = {k: v for k, v in doc.items() if k not in ("pods", "events", "preemptions")}
     yield json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n"
+
+
+class SimulatedTimeProgress:
+    """A rich progress bar over simulated time (``update(ns)``); a no-op when disabled."""
+
+    def __init__(self, total_ns: int, *, enabled: bool) -> None:
+        self.total = max(total_ns, 1)
+        self.enabled = enabled
+        self._bar: Any = None
+        self._task: Any = None
+        self._last = 0
+
+    def __enter__(self) -> SimulatedTimeProgress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("simulated {task.fields[sim]}"),
+                BarColumn(),
+                TimeElapsedColumn(),
+                transient=True,
+                console=Console(stderr=True),
+            )
+            self._task = self._bar.add_task("simulate", total=self.total, sim="0s")
+            self._bar.start()
+        return self
+
+    def update(self, now: int) -> None:
+        if self._bar is None or now - self._last < self.total // 500:
+            return
+        self._last = now
+        self._bar.update(self._task, completed=min(now, self.total), sim=human_duration(now))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

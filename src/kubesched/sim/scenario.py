@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -323,9 +323,11 @@ def run_scenario(
     exact: bool = False,
     horizon: int = DEFAULT_HORIZON,
     feature_gates: dict[str, bool] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Run:
+    """Run the scenario; ``progress`` is called with the simulated time as it advances."""
     registry = dict(in_tree_registry(feature_gates))
-    sim = Simulation(scenario.config, registry, seed=seed, watch=watch)
+    sim = Simulation(scenario.config, registry, seed=seed, watch=watch, on_cycle=progress)
     if exact:
         for fwk in sim.scheduler.profiles.values():
             fwk.force_exact = True
