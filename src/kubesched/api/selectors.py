@@ -181,9 +181,15 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
 
 
 def label_key_errors(key: str) -> list[str]:
-    """``IsQualifiedName`` / ``content.IsLabelKey``: ``[prefix/]name``; empty if valid."""
+    """``content.IsLabelKey``: ``[prefix/]name``; empty if valid."""
+    return qualified_name_errors(key, "a valid label key")
+
+
+def qualified_name_errors(value: str, what: str = "a qualified name") -> list[str]:
+    """``IsQualifiedName``: ``[prefix/]name``; empty if valid. ``what`` names the
+    value in the message for a value with more than one ``/``."""
     errs: list[str] = []
-    parts = key.split("/")
+    parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
     elif len(parts) == 2:
@@ -194,7 +200,8 @@ def label_key_errors(key: str) -> list[str]:
             errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
     else:
         return [
-            "a valid label key "
+            what
+            + " "
             + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]

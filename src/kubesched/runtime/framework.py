@@ -303,19 +303,17 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status:
-        for p in self.pre_filter_plugins:
-            if p.name in state.skip_filter_plugins:
-                continue
-            ext = p.pre_filter_extensions()
-            if ext is None:
-                continue
-            s = ext.add_pod(state, pod, to_add, node)
-            if not s.is_success():
-                return error(f'running AddPod on PreFilter plugin "{p.name}": {s.message()}')
-        return SUCCESS
+        """AddPod of every PreFilter extension not skipped, in order; stops at an error."""
+        return self._run_pre_filter_extension(state, pod, to_add, node, add=True)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        """RemovePod of every PreFilter extension not skipped, in order; stops at an error."""
+        return self._run_pre_filter_extension(state, pod, to_remove, node, add=False)
+
+    def _run_pre_filter_extension(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, *, add: bool
     ) -> Status:
         for p in self.pre_filter_plugins:
             if p.name in state.skip_filter_plugins:
@@ -323,9 +321,13 @@ class Framework:
             ext = p.pre_filter_extensions()
             if ext is None:
                 continue
-            s = ext.remove_pod(state, pod, to_remove, node)
+            if add:
+                s = ext.add_pod(state, pod, other, node)
+            else:
+                s = ext.remove_pod(state, pod, other, node)
             if not s.is_success():
-                return error(f'running RemovePod on PreFilter plugin "{p.name}": {s.message()}')
+                what = "AddPod" if add else "RemovePod"
+                return error(f'running {what} on PreFilter plugin "{p.name}": {s.message()}')
         return SUCCESS
 
     # ------------------------------------------------------------------ Filter

@@ -36,10 +36,10 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, ScoreExtensions
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE
-from kubesched.framework.scoring import RowScoreCache
 from kubesched.framework.status import SKIP, SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.resource_allocation import (
+    AllocationScores,
     ResourceAllocation,
     go_div,
     go_div_arr,
@@ -198,7 +198,7 @@ class BalancedAllocation:
         self.allocation = ResourceAllocation(args.resources, use_requested=True)
         self.scorer = BalancedScorer()
         self._memo_pre_score = object()
-        self._row_scores = RowScoreCache()
+        self._scores = AllocationScores(self.allocation, self.scorer)
 
     def _state(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
         s = state.get(PRE_SCORE_STATE_KEY)
@@ -228,8 +228,7 @@ class BalancedAllocation:
         reqs = self._state(state, pod)
         if self.allocation.is_best_effort(reqs):
             return 0, SUCCESS
-        a = self.allocation.node_amounts(node, reqs)
-        return self.scorer.score(a.requested, a.allocated, a.allocatable), SUCCESS
+        return self._scores.node(node, reqs), SUCCESS
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         if not self.allocation.resources:
@@ -237,16 +236,7 @@ class BalancedAllocation:
         reqs = self._state(state, pod)
         if self.allocation.is_best_effort(reqs):
             return np.zeros(len(nodes), dtype=np.int64)
-        t = nodes.table
-        # Scores depend only on a node's amounts and the pod's: cached per row and
-        # recomputed for the rows changed since the last cycle.
-        return self._row_scores.scores(
-            t,
-            reqs,
-            nodes.rows,
-            lambda rows: self._score_rows(t, rows, reqs),
-            lambda row: self._score_row(t, row, reqs),
-        )
+        return self._scores.rows(nodes.table, nodes.rows, reqs)
 
     def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
         """Every slot's score (a node's score depends on its own amounts only)."""
@@ -255,24 +245,7 @@ class BalancedAllocation:
         reqs = self._state(state, pod)
         if self.allocation.is_best_effort(reqs):
             return None
-        return self._row_scores.slots(
-            table,
-            reqs,
-            lambda rows: self._score_rows(table, rows, reqs),
-            lambda row: self._score_row(table, row, reqs),
-        )
-
-    def _score_rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        a = self.allocation.table_amounts(
-            t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
-        )
-        return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
-
-    def _score_row(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
-        info = t.infos[row]
-        assert info is not None
-        a = self.allocation.node_amounts(info, reqs)
-        return self.scorer.score(a.requested, a.allocated, a.allocatable)
+        return self._scores.slots(table, reqs)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

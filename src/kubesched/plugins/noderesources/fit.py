@@ -35,7 +35,6 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interfaces import NodeSet, PreFilterExtensions, ScoreExtensions, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import PreFilterResult
-from kubesched.framework.scoring import RowScoreCache
 from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import fit_hints
@@ -55,6 +54,7 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     RequestedToCapacityRatioScorer,
 )
 from kubesched.plugins.noderesources.resource_allocation import (
+    AllocationScores,
     ResourceAllocation,
     Scorer,
     resources_not_found,
@@ -113,7 +113,7 @@ class Fit:
         # Keys of this plugin's per-spec memo entries (values depend on the args).
         self._memo_request = object()
         self._memo_pre_score = object()
-        self._row_scores = RowScoreCache()
+        self._scores = AllocationScores(self.allocation, self.scorer)
 
     def filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
@@ -201,47 +201,19 @@ class Fit:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         if not self.allocation.resources:
             return 0, resources_not_found()
-        a = self.allocation.node_amounts(node, self._pod_requests(state, pod))
-        return self.scorer.score(a.requested, a.allocated, a.allocatable), SUCCESS
+        return self._scores.node(node, self._pod_requests(state, pod)), SUCCESS
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         if not self.allocation.resources:
             return None  # the per-node path reports the error
-        t = nodes.table
-        reqs = self._pod_requests(state, pod)
-        # Scores depend only on a node's amounts and the pod's: cached per row and
-        # recomputed for the rows changed since the last cycle.
-        return self._row_scores.scores(
-            t,
-            reqs,
-            nodes.rows,
-            lambda rows: self._score_rows(t, rows, reqs),
-            lambda row: self._score_row(t, row, reqs),
-        )
+        return self._scores.rows(nodes.table, nodes.rows, self._pod_requests(state, pod))
 
     def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
         """Every slot's score (a node's score depends on its own amounts only)."""
         if not self.allocation.resources:
             return None
         reqs = self._pod_requests(state, pod)
-        return self._row_scores.slots(
-            table,
-            reqs,
-            lambda rows: self._score_rows(table, rows, reqs),
-            lambda row: self._score_row(table, row, reqs),
-        )
-
-    def _score_rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        a = self.allocation.table_amounts(
-            t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
-        )
-        return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
-
-    def _score_row(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
-        info = t.infos[row]
-        assert info is not None
-        a = self.allocation.node_amounts(info, reqs)
-        return self.scorer.score(a.requested, a.allocated, a.allocatable)
+        return self._scores.slots(table, reqs)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -8,12 +8,11 @@ part. Favours fuller nodes (bin packing).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.results import MAX_NODE_SCORE
+from kubesched.plugins.noderesources.weighted_mean import WeightedMeanScorer
 
 
 def most_requested_score(requested: int, capacity: int) -> int:
@@ -23,38 +22,13 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return (requested * MAX_NODE_SCORE) // capacity
 
 
-class MostAllocatedScorer:
+class MostAllocatedScorer(WeightedMeanScorer):
     """Scorer for ``MostAllocated``; ``weights`` in configuration order."""
 
-    __slots__ = ("weights",)
+    __slots__ = ()
 
-    def __init__(self, weights: Sequence[int]) -> None:
-        self.weights = tuple(weights)
+    resource_score = staticmethod(most_requested_score)
 
-    def score(
-        self, requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
-    ) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, w in zip(requested, allocatable, self.weights, strict=True):
-            if alloc == 0:
-                continue
-            node_score += most_requested_score(req, alloc) * w
-            weight_sum += w
-        return 0 if weight_sum == 0 else node_score // weight_sum
-
-    def score_vector(
-        self,
-        requested: Sequence[IntArray],
-        allocated: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-    ) -> IntArray:
-        n = len(requested[0]) if requested else 0
-        node_score = np.zeros(n, dtype=np.int64)
-        weight_sum = np.zeros(n, dtype=np.int64)
-        for req, alloc, w in zip(requested, allocatable, self.weights, strict=True):
-            has = alloc != 0
-            safe = np.where(has, alloc, 1)
-            s = (np.minimum(req, alloc) * MAX_NODE_SCORE) // safe
-            node_score += np.where(has, s * w, 0)
-            weight_sum += np.where(has, w, 0)
-        return np.where(weight_sum == 0, 0, node_score // np.maximum(weight_sum, 1))
+    @staticmethod
+    def resource_score_vector(requested: IntArray, capacity: IntArray) -> IntArray:
+        return (np.minimum(requested, capacity) * MAX_NODE_SCORE) // capacity

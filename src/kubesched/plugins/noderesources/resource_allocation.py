@@ -34,7 +34,8 @@ import numpy as np
 from kubesched.api.resources import NON_ZERO_DEFAULTS, is_scalar_resource_name, pod_requests
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, PodSpec
 from kubesched.framework.config import ResourceSpec
-from kubesched.framework.nodetable import COL_CPU, COL_EPHEMERAL, COL_MEMORY, IntArray
+from kubesched.framework.nodetable import COL_CPU, COL_EPHEMERAL, COL_MEMORY, IntArray, NodeTable
+from kubesched.framework.scoring import RowScoreCache
 from kubesched.framework.status import Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -225,6 +226,48 @@ class ResourceAllocation:
             allocated.append(np.where(has, used, 0))
             requested.append(np.where(has, used + pr, 0))
         return VectorAmounts(requested, allocated, allocatable)
+
+
+class AllocationScores:
+    """A ``Scorer`` applied through ``ResourceAllocation``'s amounts: one node at a
+    time (the exact path) or many table rows at once through a per-row cache
+    (``RowScoreCache``: scores depend only on a row's amounts and the pod's
+    ``reqs``). One per plugin object, since scores depend on the plugin's args."""
+
+    __slots__ = ("allocation", "cache", "scorer")
+
+    def __init__(self, allocation: ResourceAllocation, scorer: Scorer) -> None:
+        self.allocation = allocation
+        self.scorer = scorer
+        self.cache = RowScoreCache()
+
+    def node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
+        """The exact per-node score."""
+        a = self.allocation.node_amounts(node, reqs)
+        return self.scorer.score(a.requested, a.allocated, a.allocatable)
+
+    def rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
+        """The scores of ``rows`` (a new array), from the cache where it can."""
+        return self.cache.scores(
+            t, reqs, rows, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
+        )
+
+    def slots(self, t: NodeTable, reqs: tuple[int, ...]) -> IntArray | None:
+        """Every slot's score (``RowScoreCache.slots``)."""
+        return self.cache.slots(
+            t, reqs, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
+        )
+
+    def _vector(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
+        a = self.allocation.table_amounts(
+            t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
+        )
+        return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
+
+    def _one(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
+        info = t.infos[row]
+        assert info is not None
+        return self.node(info, reqs)
 
 
 def resources_not_found() -> Status:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubesched.api.selectors import label_value_errors, qualified_name_errors
 from kubesched.api.types import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -41,9 +42,7 @@ from kubesched.scheduler.config.field_errors import (
     go_string_slice,
     index,
     invalid,
-    label_value_errors,
     not_supported,
-    qualified_name_errors,
 )
 
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
