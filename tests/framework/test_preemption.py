@@ -12,9 +12,13 @@ and §7. Where kubesched differs from upstream the test is marked
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.types import Pod, PodCondition, PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
@@ -24,7 +28,10 @@ from kubesched.framework.preemption import (
     Evaluator,
     Victims,
     earliest_start_time,
+    pick_by_stats,
+    pick_index_by_stats,
     pick_one_node_for_preemption,
+    victim_stats,
 )
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
@@ -568,6 +575,59 @@ def test_pick_one_node_custom_funcs_replace_defaults() -> None:
 
     assert pick_one_node_for_preemption(victims, [most_victims], 0, lambda n: 0) == "b"
     assert pick_one_node_for_preemption({}, None, 0, lambda n: 0) == ""
+
+
+@st.composite
+def _victim_lists(draw: st.DrawFn) -> dict[str, Victims]:
+    """Candidates whose victims are sorted by the default order (priority, then
+    start time, unset = now), as a batched dry run produces them."""
+    out: dict[str, Victims] = {}
+    for i in range(draw(st.integers(1, 6))):
+        pods = []
+        for j in range(draw(st.integers(1, 4))):
+            p = pod(f"v{i}-{j}", draw(st.sampled_from([LOW, MID, HIGH])))
+            p.start_time = draw(st.sampled_from([None, 10, 20, 99, 150]))
+            pods.append(PodInfo(p))
+        pods.sort(
+            key=lambda q: (-q.pod.priority, 100 if q.pod.start_time is None else q.pod.start_time)
+        )
+        out[f"n{i}"] = Victims(pods, draw(st.integers(0, 2)))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(victims=_victim_lists(), now=st.sampled_from([15, 100, 200]), seed=st.integers(0, 9))
+def test_pick_by_stats_equals_pick_one_node(
+    victims: dict[str, Victims], now: int, seed: int
+) -> None:
+    """The batched dry run's pick (stats read off arrays, no victim lists) chooses what
+    pickOneNodeForPreemption chooses with the default criteria, drawing from the
+    random source exactly as often."""
+    want_rng = random.Random(seed)
+    want = pick_one_node_for_preemption(victims, None, now, want_rng.randrange)
+    after = want_rng.getstate()
+    with_stats = {
+        name: Victims(
+            v.pods, v.num_pdb_violations, stats=victim_stats(v.pods, v.num_pdb_violations)
+        )
+        for name, v in victims.items()
+    }
+    rng = random.Random(seed)
+    assert pick_by_stats(with_stats, now, rng.randrange) == want
+    assert rng.getstate() == after
+    stats = [victim_stats(v.pods, v.num_pdb_violations) for v in victims.values()]
+    columns = (
+        np.array([s[0] for s in stats], dtype=np.int64),
+        np.array([s[1] for s in stats], dtype=np.int64),
+        np.array([s[2] for s in stats], dtype=np.int64),
+        np.array([s[3] for s in stats], dtype=np.int64),
+        np.array([s[4] or 0 for s in stats], dtype=np.int64),
+        np.array([s[4] is not None for s in stats], dtype=np.bool_),
+        np.array([s[5] for s in stats], dtype=np.bool_),
+    )
+    rng = random.Random(seed)
+    assert list(victims)[pick_index_by_stats(columns, now, rng.randrange)] == want
+    assert rng.getstate() == after
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle as PreemptionHandle
 from kubesched.framework.interfaces import Verdicts
 from kubesched.framework.nodetable import COL_CPU, COL_PODS, IntArray
+from kubesched.framework.preemption import victim_stats
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -1998,7 +1999,7 @@ class CpuWhatIf:
 def dry_run_worlds(
     draw: st.DrawFn,
 ) -> tuple[list[Node], list[Pod], list[Pod], list[PodDisruptionBudget], Pod, int, int]:
-    n_nodes = draw(st.integers(1, 5))
+    n_nodes = draw(st.integers(1, 7))
     nodes = [
         node(
             f"n{i}",
@@ -2013,7 +2014,9 @@ def dry_run_worlds(
     for i in range(draw(st.integers(0, 12))):
         b = make_pod(f"b{i}").uid(f"b{i}").priority(draw(st.sampled_from([0, 10, 100, 1000])))
         b.req(cpu=f"{draw(st.sampled_from([100, 250, 500]))}m")
-        b.start_time(draw(st.integers(0, 3)))
+        started = draw(st.one_of(st.none(), st.integers(0, 3)))
+        if started is not None:  # unset: ordered as "now", never cached
+            b.start_time(started)
         app = draw(st.sampled_from([None, "x", "y"]))
         if app:
             b.label("app", app)
@@ -2051,6 +2054,7 @@ def test_batched_dry_run_equals_per_node_dry_run(
     violations, same statuses for the nodes that failed."""
     nodes, bound, nominated, pdbs, preemptor, offset, num = world
     outcomes = []
+    chosen: list[str | None] = []
     for exact in (True, False):
         h = PreemptionHarness(
             nodes,
@@ -2079,4 +2083,25 @@ def test_batched_dry_run_equals_per_node_dry_run(
                 errs,
             )
         )
+        if exact:
+            h.rng.seed(3)
+            best = h.evaluator.select_candidate(candidates)
+        else:
+            # Stats handed out by the batches are those of the victim lists.
+            for c in candidates:
+                v = c.victims
+                if v.stats is not None:
+                    assert v.stats == victim_stats(v.pods, v.num_pdb_violations)
+            # The pick on the candidate set (stats columns, only the chosen one built)
+            # chooses what select_candidate chooses, with the same random draws.
+            rows = np.array([h.table.row_of[n.name] for n in h.infos()], dtype=np.int64)
+            cset, _, _ = h.evaluator._dry_run(
+                h.state(preemptor), PodInfo(preemptor), rows, None, pdbs, offset, num
+            )
+            assert [c.name for c in cset.materialize()] == [c.name for c in candidates]
+            h.rng.seed(3)
+            best = h.evaluator._select(cset)
+        chosen.append(None if best is None else best.name)
+        chosen.append(str(h.rng.random()))
     assert outcomes[0] == outcomes[1]
+    assert chosen[:2] == chosen[2:]

@@ -20,7 +20,7 @@ import pytest
 
 from kubesched.api.types import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.results import FitError, NodeToStatus
+from kubesched.framework.results import FitError, NodeToStatus, reason_histogram
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework
@@ -120,3 +120,81 @@ def test_deferred_statuses_read_like_eager_ones() -> None:
     eager.set("y", a)
     assert list(lazy) == list(eager)
     assert lazy.nodes_for_status_code(list(names), Code.UNSCHEDULABLE) == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    "explicit_first",
+    [
+        pytest.param(False, id="only deferred entries: read off the arrays"),
+        pytest.param(True, id="an explicit entry before the deferred ones"),
+    ],
+)
+def test_deferred_statuses_count_and_select_like_eager_ones(explicit_first: bool) -> None:
+    """The FitError histogram and preemption's potential nodes, read off the deferred
+    arrays, are those of the eager dict (snapshot order, absent status for the rest)."""
+    cache = Cache()
+    for node in _cluster(5, 12):
+        cache.add_node(node)
+    table = cache.table
+    names = table.names_snapshot()
+    a = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="P")
+    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had taint", "x", plugin="Q")
+    rows = table.order.tolist()
+    lazy, eager = LazyNodeToStatus(), NodeToStatus()
+    if explicit_first:
+        lazy.set(names[rows[0]], b)
+        eager.set(names[rows[0]], b)
+    picked = rows[1:9]
+    index = [0, 1, 0, 0, 1, 0, 0, 0]
+    lazy.defer(names, picked, index, [a, b])
+    for r, i in zip(picked, index, strict=True):
+        eager.set(names[r], [a, b][i])
+    for statuses in (lazy, eager):
+        statuses.absent = Status(Code.UNSCHEDULABLE, "preemption: not helpful")
+    want_hist = reason_histogram(eager, len(table))
+    want_rows = [
+        table.row_of[n]
+        for n in eager.nodes_for_status_code(table.ordered_names, Code.UNSCHEDULABLE)
+    ]
+    assert lazy.rows_for_status_code(table, Code.UNSCHEDULABLE).tolist() == want_rows
+    assert reason_histogram(lazy, len(table)) == want_hist
+    assert sorted((s.message(), n) for s, n in lazy.status_counts()) == sorted(
+        (s.message(), n) for s, n in eager.status_counts()
+    )
+    # Reading entry by entry afterwards still gives the eager dict, in order.
+    assert list(lazy) == list(eager)
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed {s}") for s in (11, 12, 13)])
+def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) -> None:
+    """The check of a pod's nominated node (a one-row scan) reads that node's other
+    nominated pods of equal or higher priority itself; outcomes are the exact path's."""
+    rng = random.Random(seed)
+    cache = Cache()
+    nodes = _cluster(seed, 40)
+    for node in nodes:
+        cache.add_node(node)
+    nominator = FakeNominator()
+    prof = in_tree_profile(percentage=0)
+    registry = in_tree_registry()
+    vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
+    exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
+    exact.force_exact = True
+    alg_v, alg_e = Algorithm(), Algorithm()
+    for i, pod in enumerate(_pods(seed, 30)):
+        target = rng.choice(nodes).name
+        pod.priority = rng.choice((0, 10, 100))
+        pod.nominated_node_name = target
+        for j in range(rng.randint(0, 3)):
+            other = (
+                make_pod(f"nom{i}-{j}")
+                .uid(f"nom{i}-{j}")
+                .priority(rng.choice((0, 10, 100)))
+                .req(cpu=rng.choice(("500m", "1", "2")))
+                .obj()
+            )
+            nominator.nominate(other, target)
+        nominator.nominate(pod, target)  # its own nomination never counts
+        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
+        assert got == want
+        assert alg_v.next_start_node_index == alg_e.next_start_node_index

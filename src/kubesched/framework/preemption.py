@@ -19,20 +19,31 @@ kubesched visits nodes sequentially (upstream's result with parallelism 1),
 lists potential nodes in snapshot order where upstream iterates a Go map, and
 breaks the final tie between equally good candidates with the seeded random
 source.
+
+Speed: a policy may answer the dry run for batches of table rows at once
+(``victim_batcher``); batches grow from the candidate rate seen so far, and
+the stop rule is applied row by row on their answers, so the result is the
+node-by-node one. Candidates from batches stay positions in their batch
+(``CandidateSet``) and are picked from ``VictimStats`` columns when the
+default criteria apply: only the chosen candidate's victim list is built.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final, Protocol
+
+import numpy as np
 
 from kubesched.api.types import Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle
+from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.results import (
     Diagnosis,
     FitError,
+    LazyNodeToStatus,
     NodeToStatus,
     PostFilterResult,
 )
@@ -52,10 +63,63 @@ DISRUPTION_TARGET: Final = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 
 
-@dataclass(slots=True)
+VictimStats = tuple[int, int, int, int, int | None, bool]
+"""What pickOneNodeForPreemption's default criteria read of a victim list, for
+victims sorted most important first by the default order: (PDB violations,
+highest priority, sum of priorities each + 2^31, number of victims, earliest
+known start time among the highest-priority victims or None, whether one of
+those has no start time — "now" at picking time)."""
+
+
+StatColumns = tuple[IntArray, IntArray, IntArray, IntArray, IntArray, BoolArray, BoolArray]
+"""``VictimStats`` of many candidates as arrays: violations, highest priority,
+priority sum, count, earliest known start (valid where the next is True), has
+a known start, has an unset start."""
+
+
 class Victims:
-    pods: list[PodInfo]
-    num_pdb_violations: int = 0
+    """The victims on one node and how many of them violate a PDB.
+
+    A batched dry run hands ``make`` (building ``pods`` on first use) and the
+    victims' ``stats`` (see ``VictimStats``), so that candidates that are not
+    picked never build their lists."""
+
+    __slots__ = ("_make", "_pods", "num_pdb_violations", "stats")
+
+    def __init__(
+        self,
+        pods: list[PodInfo] | None = None,
+        num_pdb_violations: int = 0,
+        *,
+        make: Callable[[], list[PodInfo]] | None = None,
+        stats: VictimStats | None = None,
+    ) -> None:
+        self._pods = pods
+        self._make = make
+        self.num_pdb_violations = num_pdb_violations
+        self.stats = stats
+
+    @property
+    def pods(self) -> list[PodInfo]:
+        if self._pods is None:
+            self._pods = self._make() if self._make is not None else []
+            self._make = None
+        return self._pods
+
+    @pods.setter
+    def pods(self, value: list[PodInfo]) -> None:
+        self._pods = value
+        self._make = None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Victims):
+            return NotImplemented
+        return (self.pods, self.num_pdb_violations) == (other.pods, other.num_pdb_violations)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Victims(pods={self.pods!r}, num_pdb_violations={self.num_pdb_violations!r})"
 
 
 @dataclass(slots=True)
@@ -106,13 +170,53 @@ class PreemptionPolicy(Protocol):
     ) -> list[Callable[[str], int]] | None: ...
 
 
-@dataclass(slots=True)
-class PreemptionOutcome:
-    """What happened in one Preempt call, for explanations and reports."""
+class VictimBatch(Protocol):
+    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
 
-    candidates: list[Candidate] = field(default_factory=list)
-    chosen: Candidate | None = None
-    statuses: NodeToStatus | None = None
+    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
+    candidate some of whose victims violate a PDB; a non-candidate's status is
+    ``statuses[fail_index[i]]``. ``victims(positions)`` gives those candidates'
+    victims (in the per-node path's order) and numbers of PDB violations; the
+    Evaluator asks only about the candidates it keeps, before it calls the
+    batcher again. ``stats`` (when not None) promises that the policy scores
+    candidates with the default criteria (``ordered_score_funcs`` gives None)."""
+
+    candidate: BoolArray
+    violating: BoolArray
+    fail_index: IntArray
+    statuses: list[Status]
+
+    def victims(self, positions: IntArray) -> list[Victims]: ...
+
+    def stats(self, positions: IntArray) -> StatColumns | None:
+        """``VictimStats`` of those candidates as columns, or None when the
+        default criteria cannot be read off them (then the victims are scored)."""
+        ...
+
+
+class VictimBatcher(Protocol):
+    """Answers batches of distinct rows for one dry run; None means "use the
+    per-node path from here on". A policy may offer one through
+    ``victim_batcher(state, pod, pdbs) -> VictimBatcher | None``."""
+
+    def __call__(self, rows: IntArray) -> VictimBatch | None: ...
+
+
+class PreemptionOutcome:
+    """What happened in one Preempt call, for explanations and reports
+    (``candidates`` are built when first read)."""
+
+    __slots__ = ("candidate_set", "chosen", "statuses")
+
+    def __init__(self) -> None:
+        self.candidate_set: CandidateSet | None = None
+        self.chosen: Candidate | None = None
+        self.statuses: NodeToStatus | None = None
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        cs = self.candidate_set
+        return cs.materialize() if cs is not None else []
 
 
 class Evaluator:
@@ -134,6 +238,9 @@ class Evaluator:
         """Preemptor UIDs whose victims are still being deleted (async path)."""
         self.last_victims_pending: dict[str, tuple[str, str, str]] = {}
         self.last: PreemptionOutcome | None = None
+        self._candidate_rate = 0.0
+        """Candidates per node visited in the last batched dry run (sizes the first
+        batch of the next one; 0 = unknown)."""
 
     # ------------------------------------------------------------------ entry
     def preempt(
@@ -156,16 +263,16 @@ class Evaluator:
         all_names = table.ordered_names
         if not all_names:
             return None, error(MSG_NO_NODES)
-        candidates, node_statuses, errs = self.find_candidates(state, pod, statuses)
-        self.last.candidates = candidates
+        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
+        self.last.candidate_set = candidates
         self.last.statuses = node_statuses
-        if errs and not candidates:
+        if errs and not len(candidates):
             return None, error(go_aggregate(errs))
-        if not candidates:
+        if not len(candidates):
             node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
             fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
             return PostFilterResult.nominated(""), Status(Code.UNSCHEDULABLE, str(fit))
-        best = self.select_candidate(candidates)
+        best = self._select(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
         self.last.chosen = best
@@ -178,18 +285,19 @@ class Evaluator:
     def find_candidates(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
+        return candidates.materialize(), node_statuses, errs
+
+    def _find_candidates(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
         table = self.handle.table
-        potential = statuses.nodes_for_status_code(table.ordered_names, Code.UNSCHEDULABLE)
-        if not potential:
-            return [], NodeToStatus(), []
+        rows = statuses.rows_for_status_code(table, Code.UNSCHEDULABLE)
+        if len(rows) == 0:
+            return CandidateSet.empty(), NodeToStatus(), []
         pdbs = list(self.handle.pdbs())
-        offset, num = self.policy.offset_and_num_candidates(len(potential))
-        infos: list[NodeInfo] = []
-        for name in potential:
-            info = table.infos[table.row_of[name]]
-            assert info is not None
-            infos.append(info)
-        return self.dry_run_preemption(state, pod, infos, pdbs, offset, num)
+        offset, num = self.policy.offset_and_num_candidates(len(rows))
+        return self._dry_run(state, pod, rows, None, pdbs, offset, num)
 
     def dry_run_preemption(
         self,
@@ -203,49 +311,87 @@ class Evaluator:
         """Visit nodes from ``offset`` (wrapping) on copies; stop once there is a
         non-violating candidate and ``num_candidates`` candidates in all.
 
-        A policy with ``select_victims_on_nodes`` evaluates batches of nodes at
-        once (each node's answer is independent of the others, so batching only
-        changes how much work runs past the stop point, never the result)."""
-        non_violating = CandidateList(num_candidates)
-        violating = CandidateList(num_candidates)
-        node_statuses = NodeToStatus()
-        errs: list[str] = []
-        n = len(potential)
-        batch = getattr(self.policy, "select_victims_on_nodes", None)
+        A policy with ``victim_batcher`` evaluates batches of nodes at once (each
+        node's answer is independent of the others, so batching only changes how
+        much work runs past the stop point, never the result)."""
+        row_of = self.handle.table.row_of
+        rows = np.array([row_of[n.name] for n in potential], dtype=np.int64)
+        candidates, statuses, errs = self._dry_run(
+            state, pod, rows, potential, pdbs, offset, num_candidates
+        )
+        return candidates.materialize(), statuses, errs
+
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        potential: Sequence[NodeInfo] | None,
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
+        """``dry_run_preemption`` over table rows (``potential``: their NodeInfos,
+        else the table's)."""
+        run = _DryRun(num_candidates)
+        table = self.handle.table
+        names = table.names_snapshot()
+        n = len(rows)
+        make = getattr(self.policy, "victim_batcher", None)
+        batcher: VictimBatcher | None = make(state, pod, pdbs) if make is not None else None
         i = 0
-        while i < n:
-            size = max(num_candidates - non_violating.size() - violating.size(), 1)
-            if batch is not None:
-                chunk = [potential[(offset + k) % n] for k in range(i, min(n, i + size))]
-                results = batch(state, pod, chunk, pdbs)
-                if results is None:
-                    batch = None
+        size = 0
+        while i < n and not run.done:
+            if batcher is not None:
+                # The first batch holds the fewest nodes that could end the run; later
+                # ones grow (at least double) from the candidate rate so far, so that
+                # a run that must go far takes a few batches, not one per candidate.
+                need = max(num_candidates - run.size(), 1)
+                if size:
+                    found = run.size()
+                    est = need * i // found if found else n
+                    size = max(2 * size, est + est // 8 + 16)
+                elif self._candidate_rate > 0:
+                    est = int(need / self._candidate_rate)
+                    size = max(need, est + est // 8 + 16)
+                else:
+                    size = need
+                chunk = _rotated(rows, offset % n, i, i + size)
+                batch = batcher(chunk)
+                if batch is None:
+                    batcher = None
                     continue
+                i += run.take_batch(names, chunk, batch)
+                continue
+            row = int(rows[(offset + i) % n])
+            if potential is not None:
+                info = potential[(offset + i) % n]
             else:
-                node = potential[(offset + i) % n].clone()
-                chunk = [node]
-                results = [self.policy.select_victims_on_node(state.clone(), pod, node, pdbs)]
-            stop = False
-            for node, (victims, num_violations, status) in zip(chunk, results, strict=True):
-                i += 1
-                if status.is_success() and victims:
-                    c = Candidate(node.name, Victims(victims, num_violations))
-                    (non_violating if num_violations == 0 else violating).add(c)
-                    nv, v = non_violating.size(), violating.size()
-                    if nv > 0 and nv + v >= num_candidates:
-                        stop = True
-                        break
-                    continue
-                if status.is_success():
-                    status = error(f'expected at least one victim pod on node "{node.name}"')
-                if status.code == Code.ERROR:
-                    errs.append(status.message())
-                node_statuses.set(node.name, status)
-            if stop:
-                break
-        return non_violating.items + violating.items, node_statuses, errs
+                got = table.infos[row]
+                assert got is not None
+                info = got
+            node = info.clone()
+            result = self.policy.select_victims_on_node(state.clone(), pod, node, pdbs)
+            run.take_one(node.name, result)
+            i += 1
+        if size and i:
+            self._candidate_rate = max(run.non_violating.added + run.violating.added, 1) / i
+        return CandidateSet(names, [run.non_violating, run.violating]), run.statuses, run.errs
 
     # ------------------------------------------------------------------ choice
+    def _select(self, candidates: CandidateSet) -> Candidate | None:
+        """``select_candidate`` on a dry run's candidates: when every candidate has
+        its stats as columns (the default criteria apply), the pick runs on them
+        and only the chosen candidate is built."""
+        n = len(candidates)
+        if n == 1:
+            return candidates.at(0)
+        columns = candidates.stats() if n else None
+        if columns is None:
+            return self.select_candidate(candidates.materialize())
+        i = pick_index_by_stats(columns, self.handle.clock.now(), self.handle.rng.randrange)
+        return candidates.at(i)
+
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         if not candidates:
             return None
@@ -255,9 +401,11 @@ class Evaluator:
         for c in candidates:
             victims[c.name] = c.victims
         funcs = self.policy.ordered_score_funcs(victims)
-        name = pick_one_node_for_preemption(
-            victims, funcs, self.handle.clock.now(), self.handle.rng.randrange
-        )
+        now = self.handle.clock.now()
+        if funcs is None and all(c.victims.stats is not None for c in candidates):
+            name = pick_by_stats(victims, now, self.handle.rng.randrange)
+        else:
+            name = pick_one_node_for_preemption(victims, funcs, now, self.handle.rng.randrange)
         for c in candidates:
             if c.name == name:
                 return c
@@ -378,6 +526,184 @@ class Evaluator:
         return victim is not None and victim.uid == vuid and victim.deletion_timestamp is None
 
 
+class _Pool:
+    """One bounded candidate list (upstream candidateList: keeps the first
+    ``capacity`` candidates, counts all) whose kept candidates are Candidate
+    objects or positions of a VictimBatch, built on demand."""
+
+    __slots__ = ("added", "capacity", "parts")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.added = 0
+        self.parts: list[Candidate | tuple[VictimBatch, IntArray, IntArray]] = []
+
+    def size(self) -> int:
+        return min(self.added, self.capacity)
+
+    def add(self, c: Candidate) -> None:
+        if self.added < self.capacity:
+            self.parts.append(c)
+        self.added += 1
+
+    def add_batch(self, batch: VictimBatch, positions: IntArray, rows: IntArray) -> None:
+        """``add`` for the candidates at ``positions`` of ``batch`` (rows: the batch's)."""
+        kept = positions[: max(self.capacity - self.added, 0)]
+        if len(kept):
+            self.parts.append((batch, kept, rows[kept]))
+        self.added += len(positions)
+
+
+class CandidateSet:
+    """A dry run's candidates in upstream's order (non-violating, then violating),
+    built as Candidate objects only when asked for."""
+
+    __slots__ = ("_built", "_names", "_parts", "_size")
+
+    def __init__(self, names: tuple[str, ...], pools: Sequence[_Pool]) -> None:
+        self._names = names
+        self._parts = [part for pool in pools for part in pool.parts]
+        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in self._parts)
+        self._built: list[Candidate] | None = None
+
+    @staticmethod
+    def empty() -> CandidateSet:
+        return CandidateSet((), ())
+
+    def __len__(self) -> int:
+        return self._size
+
+    def materialize(self) -> list[Candidate]:
+        if self._built is None:
+            out: list[Candidate] = []
+            names = self._names
+            for part in self._parts:
+                if isinstance(part, Candidate):
+                    out.append(part)
+                    continue
+                batch, positions, rows = part
+                victims = batch.victims(positions)
+                out.extend(
+                    Candidate(names[r], v) for r, v in zip(rows.tolist(), victims, strict=True)
+                )
+            self._built = out
+        return self._built
+
+    def at(self, i: int) -> Candidate:
+        """The i-th candidate (without building the others)."""
+        if self._built is not None:
+            return self._built[i]
+        for part in self._parts:
+            if isinstance(part, Candidate):
+                if i == 0:
+                    return part
+                i -= 1
+                continue
+            batch, positions, rows = part
+            if i < len(positions):
+                (victims,) = batch.victims(positions[i : i + 1])
+                return Candidate(self._names[int(rows[i])], victims)
+            i -= len(positions)
+        raise IndexError(i)
+
+    def stats(self) -> StatColumns | None:
+        """Every candidate's stats as columns, or None if some candidate has none."""
+        got: list[StatColumns] = []
+        for part in self._parts:
+            if isinstance(part, Candidate):
+                return None
+            batch, positions, _ = part
+            columns = batch.stats(positions)
+            if columns is None:
+                return None
+            got.append(columns)
+        if len(got) == 1:
+            return got[0]
+        return (
+            np.concatenate([g[0] for g in got]),
+            np.concatenate([g[1] for g in got]),
+            np.concatenate([g[2] for g in got]),
+            np.concatenate([g[3] for g in got]),
+            np.concatenate([g[4] for g in got]),
+            np.concatenate([g[5] for g in got]),
+            np.concatenate([g[6] for g in got]),
+        )
+
+
+class _DryRun:
+    """The two bounded candidate lists, the failing nodes' statuses and the errors
+    of one dry run, fed node by node or batch by batch in visiting order."""
+
+    __slots__ = ("done", "errs", "non_violating", "num_candidates", "statuses", "violating")
+
+    def __init__(self, num_candidates: int) -> None:
+        self.num_candidates = num_candidates
+        self.non_violating = _Pool(num_candidates)
+        self.violating = _Pool(num_candidates)
+        self.statuses = LazyNodeToStatus()
+        self.errs: list[str] = []
+        self.done = False
+
+    def size(self) -> int:
+        return self.non_violating.size() + self.violating.size()
+
+    def take_one(self, name: str, result: tuple[list[PodInfo], int, Status]) -> None:
+        victims, num_violations, status = result
+        if status.is_success() and victims:
+            c = Candidate(name, Victims(victims, num_violations))
+            (self.non_violating if num_violations == 0 else self.violating).add(c)
+            nv, v = self.non_violating.size(), self.violating.size()
+            if nv > 0 and nv + v >= self.num_candidates:
+                self.done = True
+            return
+        if status.is_success():
+            status = error(f'expected at least one victim pod on node "{name}"')
+        if status.code == Code.ERROR:
+            self.errs.append(status.message())
+        self.statuses.set(name, status)
+
+    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: VictimBatch) -> int:
+        """Take the answers for ``rows`` in order up to the stop point; returns how
+        many rows were taken (all of them unless the run is done)."""
+        cand = batch.candidate
+        nonv = cand & ~batch.violating
+        viol = cand & batch.violating
+        cap = self.num_candidates
+        nv_pool, v_pool = self.non_violating, self.violating
+        # List sizes after each row, and the first row where the stop rule holds
+        # (it is only checked after adding a candidate).
+        nv_size = np.minimum(nv_pool.added + np.cumsum(nonv), cap)
+        v_size = np.minimum(v_pool.added + np.cumsum(viol), cap)
+        stops = np.flatnonzero(cand & (nv_size > 0) & (nv_size + v_size >= cap))
+        end = int(stops[0]) + 1 if len(stops) else len(rows)
+        for pool, mask in ((nv_pool, nonv), (v_pool, viol)):
+            found = np.flatnonzero(mask[:end])
+            if len(found):
+                pool.add_batch(batch, found, rows)
+        fails = np.flatnonzero(~cand[:end])
+        if len(fails):
+            index = batch.fail_index[fails]
+            statuses = batch.statuses
+            is_error = np.array([s.code == Code.ERROR for s in statuses], dtype=np.bool_)
+            for i in index[is_error[index]].tolist():
+                self.errs.append(statuses[i].message())
+            self.statuses.defer(names, rows[fails], index, statuses)
+        if len(stops):
+            self.done = True
+        return end
+
+
+def _rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
+    """Positions ``[a, b)`` (clamped to ``len(rows)``) of ``rows`` rotated left by
+    ``shift`` (a copy)."""
+    n = len(rows)
+    b = min(b, n)
+    idx = np.arange(a, b, dtype=np.int64) + shift
+    idx[idx >= n] -= n
+    out: IntArray = rows[idx]
+    return out
+
+
 def go_aggregate(messages: Sequence[str]) -> str:
     """Go's ``utilerrors.NewAggregate(errs).Error()``: duplicates dropped, one message
     as is, several as ``[a, b]``."""
@@ -485,3 +811,85 @@ def pick_one_node_for_preemption(
     if len(candidates) == 1:
         return candidates[0]
     return candidates[randrange(len(candidates))]
+
+
+def pick_by_stats(victims: dict[str, Victims], now: Time, randrange: Callable[[int], int]) -> str:
+    """``pick_one_node_for_preemption`` with the default criteria, read off each
+    candidate's ``Victims.stats`` instead of its pods (same narrowing — keep the
+    candidates with the best score, in order — and the same use of ``randrange``)."""
+    names = list(victims)
+    scores: list[tuple[int, int, int, int, int]] = []
+    for v in victims.values():
+        st = v.stats
+        assert st is not None
+        nviol, high, total, count, earliest, unset = st
+        if unset:
+            earliest = now if earliest is None else min(earliest, now)
+        scores.append((-nviol, -high, -total, -count, MIN_INT64 if earliest is None else earliest))
+    try:
+        table = np.array(scores, dtype=np.int64).T
+    except OverflowError:
+        return _pick_by_scores(names, scores, randrange)
+    candidates = np.arange(len(names))
+    for k in range(5):
+        column = table[k, candidates]
+        candidates = candidates[column == column.max()]
+        if len(candidates) == 1:
+            return names[int(candidates[0])]
+    return names[int(candidates[randrange(len(candidates))])]
+
+
+def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[int], int]) -> int:
+    """``pick_by_stats`` on columns (``CandidateSet.stats``): the index of the
+    chosen candidate."""
+    nviol, high, total, count, earliest, known, unset = columns
+    latest = np.where(known, earliest, MIN_INT64)
+    if unset.any():
+        latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
+    candidates = np.arange(len(nviol))
+    for column in (-nviol, -high, -total, -count, latest):
+        scores = column[candidates]
+        candidates = candidates[scores == scores.max()]
+        if len(candidates) == 1:
+            return int(candidates[0])
+    return int(candidates[randrange(len(candidates))])
+
+
+def _pick_by_scores(
+    names: list[str], scores: list[tuple[int, int, int, int, int]], randrange: Callable[[int], int]
+) -> str:
+    """``pick_by_stats`` with Python ints (scores beyond int64)."""
+    candidates = list(range(len(names)))
+    for k in range(5):
+        best = MIN_INT64
+        selected: list[int] = []
+        for c in candidates:
+            score = scores[c][k]
+            if score > best:
+                best = score
+                selected = []
+            if score == best:
+                selected.append(c)
+        if len(selected) == 1:
+            return names[selected[0]]
+        candidates = selected
+    if len(candidates) == 1:
+        return names[candidates[0]]
+    return names[candidates[randrange(len(candidates))]]
+
+
+def victim_stats(pods: Sequence[PodInfo], num_pdb_violations: int) -> VictimStats:
+    """``VictimStats`` of a non-empty victim list sorted by the default order (for
+    tests and the per-node path)."""
+    high = pods[0].pod.priority
+    earliest: int | None = None
+    unset = False
+    for p in pods:
+        if p.pod.priority == high:
+            t = p.pod.start_time
+            if t is None:
+                unset = True
+            elif earliest is None or t < earliest:
+                earliest = t
+    total = sum(p.pod.priority + MAX_INT32_PLUS_1 for p in pods)
+    return (num_pdb_violations, high, total, len(pods), earliest, unset)

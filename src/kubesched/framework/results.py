@@ -8,7 +8,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from kubesched.api.types import Pod
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.status import Code, Status
 
 NO_NODE_AVAILABLE_MSG: Final = "0/{} nodes are available"
@@ -56,6 +60,133 @@ class NodeToStatus:
             n for n in snapshot_names if (s := self.explicit.get(n)) is not None and s.code == code
         ]
 
+    def rows_for_status_code(self, table: NodeTable, code: Code) -> IntArray:
+        """``nodes_for_status_code(table.ordered_names, code)`` as table rows."""
+        row_of = table.row_of
+        names = self.nodes_for_status_code(table.ordered_names, code)
+        return np.array([row_of[n] for n in names], dtype=np.int64)
+
+    def status_counts(self) -> list[tuple[Status, int]]:
+        """Each distinct Status object of the explicit entries with how many nodes
+        carry it (what ``reason_histogram`` needs, without a per-node walk when
+        the statuses are kept as arrays)."""
+        objs: dict[int, Status] = {}
+        counts: dict[int, int] = {}
+        for s in self.explicit.values():
+            k = id(s)
+            if k in counts:
+                counts[k] += 1
+            else:
+                objs[k] = s
+                counts[k] = 1
+        return [(objs[k], c) for k, c in counts.items()]
+
+
+_EXPLICIT = NodeToStatus.__dict__["explicit"]
+"""The ``explicit`` slot of NodeToStatus (a member descriptor)."""
+
+
+class LazyNodeToStatus(NodeToStatus):
+    """A NodeToStatus whose entries from vector scans are written on first use.
+
+    A scan that finds enough feasible nodes usually never needs the statuses
+    of the nodes it rejected on the way (only their number), and the FitError
+    histogram and preemption's potential nodes can be read off arrays, so they
+    are kept as (row, status index) arrays and turned into the ``explicit``
+    dict only when something reads it entry by entry. Reading gives exactly
+    what eager writes in the same order would have given (deferred entries
+    are newer than every explicit entry: ``set`` writes pending ones first)."""
+
+    __slots__ = ("_pending", "_pending_len")
+
+    def __init__(
+        self, explicit: dict[str, Status] | None = None, absent: Status | None = None
+    ) -> None:
+        self._pending: list[tuple[tuple[str, ...], IntArray, IntArray, list[Status]]] = []
+        self._pending_len = 0
+        super().__init__(explicit, absent)
+
+    @property
+    def explicit(self) -> dict[str, Status]:
+        if self._pending:
+            self._materialize()
+        out: dict[str, Status] = _EXPLICIT.__get__(self)
+        return out
+
+    @explicit.setter
+    def explicit(self, value: dict[str, Status]) -> None:
+        if self._pending:
+            self._pending.clear()
+            self._pending_len = 0
+        _EXPLICIT.__set__(self, value)
+
+    def defer(
+        self,
+        names: tuple[str, ...],
+        rows: Sequence[int] | IntArray,
+        index: Sequence[int] | npt.NDArray[np.integer],
+        statuses: list[Status],
+    ) -> None:
+        """Record ``names[rows[i]] -> statuses[index[i]]`` for later, in order. The
+        deferred entries must name distinct nodes (one scan visits a node once)."""
+        r = np.asarray(rows, dtype=np.int64)
+        if len(r) == 0:
+            return
+        self._pending.append((names, r, np.asarray(index, dtype=np.int64), statuses))
+        self._pending_len += len(r)
+
+    def _materialize(self) -> None:
+        out: dict[str, Status] = _EXPLICIT.__get__(self)
+        for names, rows, index, statuses in self._pending:
+            for r, i in zip(rows.tolist(), index.tolist(), strict=True):
+                out[names[r]] = statuses[i]
+        self._pending.clear()
+        self._pending_len = 0
+
+    def __len__(self) -> int:
+        n = len(_EXPLICIT.__get__(self))
+        if n and self._pending:
+            # Pending entries could repeat a node already written: count exactly.
+            return len(self.explicit)
+        return n + self._pending_len
+
+    def status_counts(self) -> list[tuple[Status, int]]:
+        if not self._pending or _EXPLICIT.__get__(self):
+            return super().status_counts()
+        objs: dict[int, Status] = {}
+        counts: dict[int, int] = {}
+        for _, _, index, statuses in self._pending:
+            per = np.bincount(index, minlength=len(statuses)).tolist()
+            for s, c in zip(statuses, per, strict=True):
+                if not c:
+                    continue
+                k = id(s)
+                if k in counts:
+                    counts[k] += c
+                else:
+                    objs[k] = s
+                    counts[k] = c
+        return [(objs[k], c) for k, c in counts.items()]
+
+    def rows_for_status_code(self, table: NodeTable, code: Code) -> IntArray:
+        snapshot = table.names_snapshot()
+        if not self._pending or any(p[0] is not snapshot for p in self._pending):
+            return super().rows_for_status_code(table, code)
+        match = np.full(table.capacity, self.absent.code == code, dtype=np.bool_)
+        explicit: dict[str, Status] = _EXPLICIT.__get__(self)
+        if explicit:
+            row_of = table.row_of
+            for name, s in explicit.items():
+                row = row_of.get(name)
+                if row is not None:
+                    match[row] = s.code == code
+        for _, rows, index, statuses in self._pending:
+            hit = np.array([s.code == code for s in statuses], dtype=np.bool_)
+            match[rows] = hit[index]
+        order = table.order
+        out: IntArray = order[match[order]]
+        return out
+
 
 @dataclass(slots=True)
 class Diagnosis:
@@ -101,9 +232,9 @@ class FitError(Exception):
 def reason_histogram(statuses: NodeToStatus, num_all_nodes: int) -> list[str]:
     """``"<count> <reason>"`` entries sorted as strings (so "10 x" < "2 y")."""
     counts: dict[str, int] = {}
-    for _, status in statuses:
+    for status, n in statuses.status_counts():
         for r in status.reasons:
-            counts[r] = counts.get(r, 0) + 1
+            counts[r] = counts.get(r, 0) + n
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         for r in statuses.absent.reasons:

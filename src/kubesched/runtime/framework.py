@@ -519,18 +519,40 @@ class Framework:
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> npt.NDArray[np.bool_] | None:
         """Like ``run_filter_what_if`` but only whether each node passes (cheaper:
-        no statuses are built)."""
-        ok = np.ones(len(rows), dtype=np.bool_)
+        no statuses are built).
+
+        The static filters' combined answer over the whole table is kept in the
+        CycleState (keyed by table, node generation, skipped plugins and pod): it
+        does not depend on ``requested``, and preemption's reprieve steps ask
+        again and again for the same pod."""
         skip = state.skip_filter_plugins
-        for p in self.filter_plugins:
-            if p.name in skip:
-                continue
-            if is_static_filter(p):
-                v = p.filter_vector(state, pod, self.table)  # type: ignore[attr-defined]
+        table = self.table
+        key = "kubesched.runtime/what-if-static-pass"
+        memo = state.get(key)
+        static: npt.NDArray[np.bool_] | None
+        if (
+            isinstance(memo, tuple)
+            and memo[0] is table
+            and memo[1] == table.node_generation
+            and memo[2] is skip
+            and memo[3] is pod.pod
+        ):
+            static = memo[4]
+        else:
+            static = None
+            for p in self.filter_plugins:
+                if p.name in skip or not is_static_filter(p):
+                    continue
+                v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
                 if v is None:
                     return None
                 if v.statuses:
-                    ok &= v.index[rows] < 0
+                    m = v.index < 0
+                    static = m if static is None else static & m
+            state.write(key, (table, table.node_generation, skip, pod.pod, static))
+        ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
+        for p in self.filter_plugins:
+            if p.name in skip or is_static_filter(p):
                 continue
             passes = getattr(p, "passes_what_if", None)
             if passes is not None:

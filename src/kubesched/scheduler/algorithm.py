@@ -28,8 +28,18 @@ import numpy.typing as npt
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.results import Diagnosis, FitError, NodeToStatus
-from kubesched.framework.status import SUCCESS, Code, Status
+from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
+
+__all__ = [
+    "Algorithm",
+    "LazyNodeToStatus",
+    "NoNodesAvailable",
+    "ScheduleResult",
+    "SchedulingError",
+    "num_feasible_nodes_to_find",
+    "select_host",
+]
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, ScorePart, go_list
 
@@ -68,62 +78,42 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-_EXPLICIT = NodeToStatus.__dict__["explicit"]
-"""The ``explicit`` slot of NodeToStatus (a member descriptor)."""
+@dataclass(slots=True)
+class _Overrides:
+    """Exact statuses of the nodes holding nominated pods that count, as arrays:
+    ``rows`` ascending, ``index[i]`` into ``statuses`` (-1 = the node passes)."""
+
+    rows: IntArray
+    index: IntArray
+    statuses: list[Status]
+
+    def __bool__(self) -> bool:
+        return len(self.rows) > 0
+
+    def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
+        """(positions of ``rows`` that are overridden, their override index)."""
+        own = self.rows
+        pos = np.searchsorted(own, rows)
+        pos[pos >= len(own)] = 0
+        hit = np.flatnonzero(own[pos] == rows)
+        return hit, self.index[pos[hit]]
+
+    @staticmethod
+    def of(statuses: dict[int, Status]) -> _Overrides:
+        rows = sorted(statuses)
+        out: list[Status] = []
+        index: list[int] = []
+        for row in rows:
+            st = statuses[row]
+            if st.is_success():
+                index.append(-1)
+            else:
+                index.append(len(out))
+                out.append(st)
+        return _Overrides(np.array(rows, dtype=np.int64), np.array(index, dtype=np.int64), out)
 
 
-class LazyNodeToStatus(NodeToStatus):
-    """A NodeToStatus whose entries from the vector scan are written on first use.
-
-    A scan that finds enough feasible nodes usually never needs the statuses
-    of the nodes it rejected on the way (only their number), so they are kept
-    as (row, status index) arrays and turned into the ``explicit`` dict only
-    when something reads it: a FitError message, PostFilter, iteration. Reading
-    gives exactly what eager writes in scan order would have given."""
-
-    __slots__ = ("_pending", "_pending_len")
-
-    def __init__(self) -> None:
-        self._pending: list[tuple[tuple[str, ...], list[int], list[int], list[Status]]] = []
-        self._pending_len = 0
-        super().__init__()
-
-    @property
-    def explicit(self) -> dict[str, Status]:
-        if self._pending:
-            self._materialize()
-        out: dict[str, Status] = _EXPLICIT.__get__(self)
-        return out
-
-    @explicit.setter
-    def explicit(self, value: dict[str, Status]) -> None:
-        if self._pending:
-            self._pending.clear()
-            self._pending_len = 0
-        _EXPLICIT.__set__(self, value)
-
-    def defer(
-        self, names: tuple[str, ...], rows: list[int], index: list[int], statuses: list[Status]
-    ) -> None:
-        """Record ``names[rows[i]] -> statuses[index[i]]`` for later, in order. The
-        deferred entries must name distinct nodes (one scan visits a node once)."""
-        self._pending.append((names, rows, index, statuses))
-        self._pending_len += len(rows)
-
-    def _materialize(self) -> None:
-        out: dict[str, Status] = _EXPLICIT.__get__(self)
-        for names, rows, index, statuses in self._pending:
-            for r, i in zip(rows, index, strict=True):
-                out[names[r]] = statuses[i]
-        self._pending.clear()
-        self._pending_len = 0
-
-    def __len__(self) -> int:
-        n = len(_EXPLICIT.__get__(self))
-        if n and self._pending:
-            # Pending entries could repeat a node already written: count exactly.
-            return len(self.explicit)
-        return n + self._pending_len
+_NO_OVERRIDES: Final = _Overrides(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
 
 
 class Algorithm:
@@ -297,8 +287,7 @@ class Algorithm:
         already filtered) until ``num_to_find`` nodes pass; failing nodes before the
         last feasible one get their statuses, in scan order."""
         n = len(rows)
-        overrides = self._nominated_overrides(fwk, state, pod)
-        override_rows = np.fromiter(overrides, dtype=np.int64, count=len(overrides))
+        overrides = self._nominated_overrides(fwk, state, pod, rows)
         need = num_to_find
         parts: list[IntArray] = []
         pos = 0
@@ -310,9 +299,8 @@ class Algorithm:
             else:
                 passing = index < 0
                 if overrides:
-                    hits = np.flatnonzero(np.isin(chunk, override_rows))
-                    for i in hits.tolist():
-                        passing[i] = overrides[int(chunk[i])].is_success()
+                    hits, ov_index = overrides.lookup(chunk)
+                    passing[hits] = ov_index < 0
             ok = np.flatnonzero(passing)
             if need > 0:
                 take = ok[:need]
@@ -363,46 +351,53 @@ class Algorithm:
         index: npt.NDArray[np.int32],
         failing_mask: npt.NDArray[np.bool_],
         statuses: list[Status],
-        overrides: dict[int, Status],
+        overrides: _Overrides,
     ) -> None:
         """Statuses of the failing ``rows`` into the diagnosis, in scan order."""
         failing = failing_mask.nonzero()[0]
-        fail_rows = rows[failing].tolist()
-        fail_index = index[failing].tolist()
+        fail_rows = rows[failing]
+        fail_index = index[failing].astype(np.int64)
+        every = statuses
+        if overrides:
+            # A failing overridden row takes its exact status, numbered after the
+            # statuses of the chunk.
+            hits, ov_index = overrides.lookup(fail_rows)
+            if len(hits):
+                fail_index[hits] = len(statuses) + ov_index
+                every = statuses + overrides.statuses
+        # The diagnosis only keeps which plugins rejected: once per status suffices.
+        for i in np.unique(fail_index).tolist():
+            diagnosis.add_plugin_status(every[i])
         nts = diagnosis.node_to_status
-        if not overrides and isinstance(nts, LazyNodeToStatus):
-            for i in set(fail_index):
-                diagnosis.add_plugin_status(statuses[i])
-            nts.defer(fwk.table.names_snapshot(), fail_rows, fail_index, statuses)
+        if isinstance(nts, LazyNodeToStatus):
+            nts.defer(fwk.table.names_snapshot(), fail_rows, fail_index, every)
             return
         explicit = nts.explicit
         names = fwk.table.names
-        seen: set[int] = set()
-        for row, i in zip(fail_rows, fail_index, strict=True):
-            override = overrides.get(row) if overrides else None
-            if override is None:
-                st = statuses[i]
-                if i not in seen:
-                    seen.add(i)
-                    diagnosis.add_plugin_status(st)
-            else:
-                st = override
-                diagnosis.add_plugin_status(st)
-            explicit[names[row]] = st
+        for row, i in zip(fail_rows.tolist(), fail_index.tolist(), strict=True):
+            explicit[names[row]] = every[i]
 
     def _nominated_overrides(
-        self, fwk: Framework, state: CycleState, pod: PodInfo
-    ) -> dict[int, Status]:
-        """Exact two-pass statuses of the nodes holding nominated pods that count.
+        self, fwk: Framework, state: CycleState, pod: PodInfo, scan: IntArray
+    ) -> _Overrides:
+        """Exact two-pass statuses of the nodes holding nominated pods that count
+        (among the rows of the ``scan``; others may be left out).
 
         When every active filter is static or answers what-ifs on summed requests
         (so it only gets stricter as pods are added), the first pass decides and
         one what-if call answers for all these nodes at once."""
         table = fwk.table
         if fwk.what_if_supported(state):
-            load_rows, load = fwk.nominator.nominated_load(pod, table)
+            if len(scan) <= _SHORT_SCAN:
+                # The nominated node's own check: ask about its row only.
+                load_rows, load = _scan_load(fwk, pod, scan)
+            else:
+                load_rows, load = fwk.nominator.nominated_load(pod, table)
+                if len(scan) < len(load_rows):
+                    keep = np.isin(load_rows, scan)
+                    load_rows, load = load_rows[keep], load[keep]
             if len(load_rows) == 0:
-                return {}
+                return _NO_OVERRIDES
             requested = table.requested[load_rows]
             width = len(table.resources)
             if load.shape[1] < width:
@@ -410,10 +405,7 @@ class Algorithm:
             answer = fwk.run_filter_what_if(state, pod, load_rows, requested + load)
             if answer is not None:
                 index, statuses = answer
-                return {
-                    row: (SUCCESS if i < 0 else statuses[i])
-                    for row, i in zip(load_rows.tolist(), index.tolist(), strict=True)
-                }
+                return _Overrides(load_rows, index.astype(np.int64), statuses)
         rows: list[int] = []
         for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)
@@ -427,7 +419,7 @@ class Algorithm:
             if s.code == Code.ERROR:
                 raise SchedulingError(s.message())
             out[row] = s
-        return out
+        return _Overrides.of(out) if out else _NO_OVERRIDES
 
     # ------------------------------------------------------------------ scoring
     def prioritize_nodes(
@@ -437,6 +429,29 @@ class Algorithm:
             return np.ones(len(nodes), dtype=np.int64), {}
         fwk.run_pre_score_plugins(state, pod, nodes)
         return fwk.run_score_plugins(state, pod, nodes)
+
+
+_SHORT_SCAN: Final = 8
+"""Scans of at most this many rows read their nominated pods node by node."""
+
+
+def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, IntArray]:
+    """``nominated_load`` restricted to the rows of ``scan``, from the nominator's
+    per-node lookup (rows ascending, summed request vectors)."""
+    table = fwk.table
+    rows: list[int] = []
+    vectors: list[list[IntArray]] = []
+    for row in np.unique(scan).tolist():
+        noms = fwk.nominated_ge(pod, table.names[row])
+        if noms:
+            rows.append(row)
+            vectors.append([table.request_vector(n) for n in noms])
+    width = len(table.resources)  # after request_vector may have grown the axis
+    out = np.zeros((len(rows), width), dtype=np.int64)
+    for i, vs in enumerate(vectors):
+        for v in vs:
+            out[i, : len(v)] += v
+    return np.array(rows, dtype=np.int64), out
 
 
 def _first_chunk(num_to_find: int, n: int) -> int:

@@ -51,7 +51,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.defaultpreemption.vector import VictimCache, select_victims_on_nodes
+from kubesched.plugins.defaultpreemption.vector import VictimBatcher, VictimCache
 
 NAME: Final = "DefaultPreemption"
 
@@ -229,17 +229,19 @@ class DefaultPreemption:
             victims.sort(key=order)
         return victims, num_violating, SUCCESS
 
-    def select_victims_on_nodes(
+    def victim_batcher(
         self,
         state: CycleState,
         pod: PodInfo,
-        nodes: Sequence[NodeInfo],
         pdbs: Sequence[PodDisruptionBudget],
-    ) -> list[tuple[list[PodInfo], int, Status]] | None:
-        """``select_victims_on_node`` for many nodes at once (same answers), or None
-        when the active filters need the per-node path."""
-        return select_victims_on_nodes(
-            self, state, pod, nodes, pdbs, filter_pods_with_pdb_violation, self._victim_cache
+    ) -> VictimBatcher | None:
+        """``select_victims_on_node`` for batches of rows at once (same answers), or
+        None when the active filters need the per-node path. The Evaluator calls
+        it once per dry run (``kubesched.framework.preemption.VictimBatcher``)."""
+        if not self.handle.what_if_supported(state):
+            return None
+        return VictimBatcher(
+            self, state, pod, pdbs, filter_pods_with_pdb_violation, self._victim_cache
         )
 
     def _importance_cmp(self, now: int) -> Callable[[PodInfo, PodInfo], int]:

@@ -3,7 +3,7 @@
 When every active filter is static (its answer does not depend on the pods
 of a node) or answers what-ifs on summed requests (NodeResourcesFit), and no
 active PreFilter plugin keeps AddPod/RemovePod state, victim selection on a
-node only depends on the node's summed requests. Then, for a batch of nodes:
+node only depends on the node's summed requests. Then, for a batch of rows:
 
 1. each node's potential victims (lower priority, in NodeInfo order) are
    sorted by importance and split by PDB exactly as the per-node path does;
@@ -16,10 +16,16 @@ node only depends on the node's summed requests. Then, for a batch of nodes:
 4. victims are reprieved slot by slot: slot ``j`` adds the j-th victim of
    every node back, one what-if call decides for all nodes at once.
 
-Step 1 is cached per node (its generation and the preemptor's priority) when
-it cannot depend on anything else: default eligibility and ordering, no PDB,
-every potential victim with a start time. The per-node path remains the
-reference; tests compare both on random clusters.
+Step 1 is cached per row in arrays (``VictimCache``: valid until the table logs
+a change of the row (every NodeInfo change is mirrored there),
+the preemptor's priority, what is left without the victims, each victim's
+request) when it cannot depend on anything else: default eligibility and
+ordering, no PDB, every potential victim with a start time. A batch then
+gathers its rows with fancy indexing; only rows whose node changed run the
+Python of step 1. Victim lists are built only for the rows the Evaluator
+asks about (``VictimBatch.victims``): rows past its stop point cost array
+work only. The per-node path remains the reference; tests compare both on
+random clusters.
 """
 
 from __future__ import annotations
@@ -33,15 +39,19 @@ import numpy.typing as npt
 
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.preemption import MSG_NO_VICTIMS
-from kubesched.framework.status import SUCCESS, Status, unresolvable
+from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.preemption import (
+    MAX_INT32_PLUS_1,
+    MSG_NO_VICTIMS,
+    StatColumns,
+    Victims,
+)
+from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
 
-VictimResult = tuple[list[PodInfo], int, Status]
 Split = Callable[
     [Sequence[PodInfo], Sequence[PodDisruptionBudget]], tuple[list[PodInfo], list[PodInfo]]
 ]
@@ -50,19 +60,11 @@ Split = Callable[
 class _NodeVictims:
     """A node's ordered potential victims, their requests and what is left without them."""
 
-    __slots__ = ("base", "generation", "n_violating", "ordered", "priority", "requests")
+    __slots__ = ("base", "n_violating", "ordered", "requests")
 
     def __init__(
-        self,
-        generation: int,
-        priority: int,
-        ordered: list[PodInfo],
-        n_violating: int,
-        requests: IntArray,
-        base: IntArray,
+        self, ordered: list[PodInfo], n_violating: int, requests: IntArray, base: IntArray
     ) -> None:
-        self.generation = generation
-        self.priority = priority
         self.ordered = ordered
         self.n_violating = n_violating
         self.requests = requests
@@ -72,106 +74,463 @@ class _NodeVictims:
 
 
 class VictimCache:
-    """Per-row cache of ``_NodeVictims`` for one plugin instance."""
+    """Step 1 per row, as arrays, for one plugin instance (see the module docstring).
 
-    __slots__ = ("entries", "table")
+    Row ``r`` is valid for a preemptor of priority ``p`` when ``valid[r]`` (no
+    change of the row logged by the table since it was stored: the table mirrors
+    every NodeInfo change, its vector paths rely on that too) and
+    ``priority[r] == p``; ``count[r]``
+    victims (0: none), ``ordered[r]`` the PodInfos, ``base[r]`` the requests
+    left without them, ``requests[r, j]`` the j-th victim's request vector,
+    ``victim_priority[r, j]`` and ``victim_start[r, j]`` its priority and start
+    time (cached victims all have one)."""
+
+    __slots__ = (
+        "base",
+        "count",
+        "layout",
+        "ordered",
+        "priority",
+        "requests",
+        "seq",
+        "table",
+        "valid",
+        "victim_priority",
+        "victim_start",
+    )
 
     def __init__(self) -> None:
         self.table: NodeTable | None = None
-        self.entries: dict[int, _NodeVictims] = {}
+        self.layout = -1
+        self.valid = np.zeros(0, dtype=np.bool_)
+        self.seq = 0
+        self.priority = np.zeros(0, dtype=np.int64)
+        self.count = np.zeros(0, dtype=np.int64)
+        self.base = np.zeros((0, 0), dtype=np.int64)
+        self.requests = np.zeros((0, 0, 0), dtype=np.int64)
+        self.victim_priority = np.zeros((0, 0), dtype=np.int64)
+        self.victim_start = np.zeros((0, 0), dtype=np.int64)
+        self.ordered: npt.NDArray[np.object_] = np.empty(0, dtype=object)
+        """Row -> its ordered potential victims (a list; replaced, never mutated)."""
+
+    def sync(self, table: NodeTable) -> None:
+        """Start over when the table or its array layout (capacity, columns) changed."""
+        if self.table is table and self.layout == table.layout_generation:
+            changed = table.rows_changed_since(self.seq)
+            if changed is None:
+                self.valid[:] = False
+            elif changed:
+                self.valid[np.array(changed, dtype=np.int64)] = False
+            self.seq = table.change_seq
+            return
+        cap, width = table.capacity, len(table.resources)
+        self.table = table
+        self.layout = table.layout_generation
+        self.valid = np.zeros(cap, dtype=np.bool_)
+        self.seq = table.change_seq
+        self.priority = np.zeros(cap, dtype=np.int64)
+        self.count = np.zeros(cap, dtype=np.int64)
+        self.base = np.zeros((cap, width), dtype=np.int64)
+        self.requests = np.zeros((cap, 4, width), dtype=np.int64)
+        self.victim_priority = np.zeros((cap, 4), dtype=np.int64)
+        self.victim_start = np.zeros((cap, 4), dtype=np.int64)
+        self.ordered = np.empty(cap, dtype=object)
+
+    def store(self, row: int, priority: int, entry: _NodeVictims | None) -> None:
+        if entry is None:
+            self.count[row] = 0
+            self.ordered[row] = None
+        else:
+            n = len(entry.ordered)
+            if n > self.requests.shape[1]:
+                cap, slots, width = self.requests.shape
+                more = max(n, 2 * slots)
+                grown = np.zeros((cap, more, width), dtype=np.int64)
+                grown[:, :slots] = self.requests
+                self.requests = grown
+                self.victim_priority = _grow_slots(self.victim_priority, more)
+                self.victim_start = _grow_slots(self.victim_start, more)
+            r = entry.requests
+            self.requests[row, :n] = 0
+            self.requests[row, :n, : r.shape[1]] = r
+            self.victim_priority[row, :n] = [q.pod.priority for q in entry.ordered]
+            self.victim_start[row, :n] = [q.pod.start_time or 0 for q in entry.ordered]
+            self.base[row] = 0
+            self.base[row, : entry.base.shape[0]] = entry.base
+            self.count[row] = n
+            self.ordered[row] = entry.ordered
+        self.valid[row] = True
+        self.priority[row] = priority
 
 
-def select_victims_on_nodes(
-    plugin: DefaultPreemption,
-    state: CycleState,
-    pod: PodInfo,
-    nodes: Sequence[NodeInfo],
-    pdbs: Sequence[PodDisruptionBudget],
-    split: Split,
-    cache: VictimCache,
-) -> list[VictimResult] | None:
-    """Results in ``nodes`` order, or None when the filters need the per-node path."""
-    h = plugin.handle
-    if not h.what_if_supported(state):
-        return None
-    table = h.table
-    if cache.table is not table:
-        cache.table = table
-        cache.entries = {}
-    now = h.clock.now()
-    key = _importance_key(plugin, now)
-    defaults = _default_policy(plugin)
-    prio = pod.pod.priority
-    results: list[VictimResult | None] = [None] * len(nodes)
-    live: list[int] = []
-    groups: list[_NodeVictims] = []
-    rows: list[int] = []
-    for pos, node in enumerate(nodes):
-        row = table.row_of[node.name]
-        entry = cache.entries.get(row) if defaults and not pdbs else None
-        if entry is None or entry.generation != node.generation or entry.priority != prio:
-            entry = _node_victims(plugin, table, node, pod, pdbs, split, key, defaults)
-            if entry is None:
-                results[pos] = ([], 0, unresolvable(MSG_NO_VICTIMS))
-                continue
-            if defaults and not pdbs and _cacheable(entry):
-                cache.entries[row] = entry
-        live.append(pos)
-        groups.append(entry)
-        rows.append(row)
-    if not live:
-        return [r for r in results if r is not None]
-    width = len(table.resources)
-    row_arr = np.array(rows, dtype=np.int64)
-    base_m = np.zeros((len(rows), width), dtype=np.int64)
-    for i, g in enumerate(groups):
-        base_m[i, : g.base.shape[0]] = g.base
-    load_rows, load = h.nominator.nominated_load(pod, table)
-    width = len(table.resources)  # request_vector may have grown the axis
-    if base_m.shape[1] < width:
-        base_m = _widen(base_m, width)
-    if len(load_rows):
-        # The nominated pods of equal or higher priority count (filter pass 1).
-        pos_of = np.searchsorted(load_rows, row_arr)
-        pos_of[pos_of >= len(load_rows)] = 0
-        hit = load_rows[pos_of] == row_arr
-        if hit.any():
-            base_m[hit, : load.shape[1]] += load[pos_of[hit]]
-    what_if = h.run_filter_what_if(state, pod, row_arr, base_m)
-    if what_if is None:
-        return None
-    index, statuses = what_if
-    fits_all_removed = index < 0
-    lens = np.array([len(g.ordered) for g in groups], dtype=np.int64)
-    max_len = int(lens[fits_all_removed].max()) if fits_all_removed.any() else 0
-    requests = np.zeros((len(groups), max_len, width), dtype=np.int64)
-    for i, g in enumerate(groups):
-        if fits_all_removed[i]:
-            r = g.requests
-            requests[i, : r.shape[0], : r.shape[1]] = r
-    victim_slots = np.zeros((len(groups), max_len), dtype=np.bool_)
-    for j in range(max_len):
-        sel = np.flatnonzero(fits_all_removed & (lens > j))
-        if len(sel) == 0:
-            continue
-        cand = base_m[sel] + requests[sel, j]
-        ok = h.run_filter_what_if_passes(state, pod, row_arr[sel], cand)
-        if ok is None:
+def _grow_slots(a: IntArray, slots: int) -> IntArray:
+    out = np.zeros((a.shape[0], slots), dtype=a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
+class VictimBatch:
+    """The answers for one batch of rows (``kubesched.framework.preemption.VictimBatch``).
+
+    ``candidate[i]``: row i has a victim list (success, at least one victim);
+    ``violating[i]``: and some of its victims violate a PDB; otherwise
+    ``statuses[fail_index[i]]`` is the row's status. Rows that passed the
+    "all victims removed" check are numbered by ``pos`` (-1: did not) in
+    ``slots`` (which of their potential victims stay victims), ``entries``
+    (their ordered potential victims), ``n_violating`` (how many of those come
+    first as PDB-violating) and ``stats`` (``VictimStats`` per row, when the
+    default importance order sorts the victims)."""
+
+    __slots__ = (
+        "_entries",
+        "_key",
+        "_n_violating",
+        "_num_violations",
+        "_pos",
+        "_slots",
+        "_stats",
+        "candidate",
+        "fail_index",
+        "statuses",
+        "violating",
+    )
+
+    def __init__(
+        self,
+        candidate: BoolArray,
+        violating: BoolArray,
+        fail_index: IntArray,
+        statuses: list[Status],
+        pos: IntArray,
+        slots: BoolArray,
+        entries: npt.NDArray[np.object_],
+        n_violating: IntArray,
+        key: Callable[[PodInfo], Any],
+        stats: StatColumns | None,
+    ) -> None:
+        self.candidate = candidate
+        self.violating = violating
+        self.fail_index = fail_index
+        self.statuses = statuses
+        self._pos = pos
+        self._slots = slots
+        self._entries = entries
+        self._n_violating = n_violating
+        self._key = key
+        self._stats = stats
+        self._num_violations: list[int] | None = None
+
+    def victims(self, positions: IntArray) -> list[Victims]:
+        """Victims of the candidates at ``positions`` (lists built on first use)."""
+        ks = self._pos[positions]
+        if self._stats is not None:
+            v, h, t, c, e, has, unset = (col[ks].tolist() for col in self._stats)
+            make = self._pods
+            partial = functools.partial
+            return [
+                Victims(
+                    None,
+                    v[i],
+                    make=partial(make, k),
+                    stats=(v[i], h[i], t[i], c[i], e[i] if has[i] else None, unset[i]),
+                )
+                for i, k in enumerate(ks.tolist())
+            ]
+        if self._num_violations is None:
+            n = self._slots.shape[1]
+            first = np.arange(n) < self._n_violating[:, None]
+            self._num_violations = (self._slots & first).sum(axis=1).tolist()
+        return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
+
+    def stats(self, positions: IntArray) -> StatColumns | None:
+        """``VictimStats`` columns of the candidates at ``positions`` (None unless the
+        plugin uses the default order and criteria)."""
+        if self._stats is None:
             return None
-        base_m[sel[ok]] = cand[ok]
-        victim_slots[sel[~ok], j] = True
-    for i, pos in enumerate(live):
-        if not fits_all_removed[i]:
-            results[pos] = ([], 0, statuses[int(index[i])])
-            continue
-        g = groups[i]
-        slots = np.flatnonzero(victim_slots[i]).tolist()
-        vs = [g.ordered[j] for j in slots]
-        violated = sum(1 for j in slots if j < g.n_violating)
-        if g.n_violating and len(g.ordered) > g.n_violating:
-            vs.sort(key=key)
-        results[pos] = (vs, violated, SUCCESS)
-    return [r for r in results if r is not None]
+        ks = self._pos[positions]
+        v, h, t, c, e, has, unset = self._stats
+        return (v[ks], h[ks], t[ks], c[ks], e[ks], has[ks], unset[ks])
+
+    def _pods(self, k: int) -> list[PodInfo]:
+        slots: list[int] = np.flatnonzero(self._slots[k]).tolist()
+        ordered: list[PodInfo] = self._entries[k]
+        n_violating = int(self._n_violating[k])
+        vs = [ordered[j] for j in slots]
+        if n_violating and len(ordered) > n_violating:
+            vs.sort(key=self._key)
+        return vs
+
+
+def _victim_stats(
+    slots: BoolArray,
+    n_violating: IntArray,
+    priority: IntArray,
+    start: IntArray,
+    known: BoolArray,
+) -> StatColumns:
+    """``VictimStats`` columns of each row's victims: ``slots[i, j]`` says the j-th
+    potential victim of row i stays a victim; ``priority``, ``start`` and
+    ``known`` (it has a start time) describe it. The victims of a row are sorted
+    by the default order, so the first has the highest priority."""
+    n = slots.shape[1]
+    num_violations = (slots & (np.arange(n) < n_violating[:, None])).sum(axis=1)
+    high = np.where(slots, priority, np.iinfo(np.int64).min).max(axis=1)
+    total = np.where(slots, priority + MAX_INT32_PLUS_1, 0).sum(axis=1)
+    count = slots.sum(axis=1)
+    top = slots & (priority == high[:, None])
+    top_known = top & known
+    earliest = np.where(top_known, start, np.iinfo(np.int64).max).min(axis=1)
+    return (
+        num_violations,
+        high,
+        total,
+        count,
+        earliest,
+        top_known.any(axis=1),
+        (top & ~known).any(axis=1),
+    )
+
+
+class VictimBatcher:
+    """Answers batches of rows for one preemptor in one dry run (``__call__``)."""
+
+    __slots__ = (
+        "_cacheable",
+        "_default_order",
+        "_defaults",
+        "_key",
+        "_load",
+        "_pdbs",
+        "_plugin",
+        "_pod",
+        "_split",
+        "_state",
+        "cache",
+    )
+
+    def __init__(
+        self,
+        plugin: DefaultPreemption,
+        state: CycleState,
+        pod: PodInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+        split: Split,
+        cache: VictimCache,
+    ) -> None:
+        self._plugin = plugin
+        self._state = state
+        self._pod = pod
+        self._pdbs = pdbs
+        self._split = split
+        self.cache = cache
+        self._key = _importance_key(plugin, plugin.handle.clock.now())
+        self._defaults = _default_policy(plugin)
+        self._default_order = _default_order(plugin)
+        """Victims come sorted by priority and the default criteria pick among
+        candidates: batches hand out ``VictimStats`` columns."""
+        self._cacheable = self._defaults and not pdbs
+        self._load: tuple[int, IntArray, IntArray] | None = None
+
+    def __call__(self, rows: IntArray) -> VictimBatch | None:
+        """The answers for ``rows`` (distinct live rows), or None when the filters
+        need the per-node path after all."""
+        got = self._run(rows)
+        if got is _RESTART:
+            got = self._run(rows)  # the resource axis grew: once more on the new layout
+        assert not isinstance(got, _Restart)
+        return got
+
+    def _entries(self, rows: IntArray) -> _Restart | dict[int, _NodeVictims | None]:
+        """Bring the cache up to date for ``rows``; the entries that cannot be cached
+        by batch position."""
+        plugin, pod = self._plugin, self._pod
+        table = plugin.handle.table
+        cache = self.cache
+        cache.sync(table)
+        infos = table.infos
+        prio = pod.pod.priority
+        if self._cacheable:
+            stale = np.flatnonzero(~cache.valid[rows] | (cache.priority[rows] != prio))
+        else:
+            stale = np.arange(len(rows))
+        local: dict[int, _NodeVictims | None] = {}
+        for p in stale.tolist():
+            row = int(rows[p])
+            node = infos[row]
+            assert node is not None
+            entry = _node_victims(
+                plugin, table, node, pod, self._pdbs, self._split, self._key, self._defaults
+            )
+            if table.layout_generation != cache.layout:
+                return _RESTART
+            if self._cacheable and (entry is None or _cacheable(entry)):
+                cache.store(row, prio, entry)
+            else:
+                local[p] = entry
+        return local
+
+    def _nominated(self) -> _Restart | tuple[IntArray, IntArray]:
+        h = self._plugin.handle
+        table = h.table
+        if self._load is None or self._load[0] != table.layout_generation:
+            load_rows, load = h.nominator.nominated_load(self._pod, table)
+            if table.layout_generation != self.cache.layout:
+                return _RESTART
+            self._load = (table.layout_generation, load_rows, load)
+        return self._load[1], self._load[2]
+
+    def _run(self, rows: IntArray) -> VictimBatch | _Restart | None:
+        h = self._plugin.handle
+        state, pod = self._state, self._pod
+        local = self._entries(rows)
+        if isinstance(local, _Restart):
+            return local
+        nominated = self._nominated()
+        if isinstance(nominated, _Restart):
+            return nominated
+        load_rows, load = nominated
+        cache = self.cache
+        table = h.table
+        width = len(table.resources)
+        b = len(rows)
+        counts = cache.count[rows]
+        if local:
+            for p, entry in local.items():
+                counts[p] = 0 if entry is None else len(entry.ordered)
+        no_victims = unresolvable(MSG_NO_VICTIMS)
+        live = np.flatnonzero(counts > 0)
+        candidate = np.zeros(b, dtype=np.bool_)
+        violating = np.zeros(b, dtype=np.bool_)
+        fail_index = np.zeros(b, dtype=np.int64)  # 0: no_victims (numbered last below)
+        empty = np.empty(0, dtype=object)
+        if len(live) == 0:
+            return VictimBatch(
+                candidate,
+                violating,
+                fail_index,
+                [no_victims],
+                np.full(b, -1, dtype=np.int64),
+                np.zeros((0, 0), dtype=np.bool_),
+                empty,
+                fail_index,
+                self._key,
+                None,
+            )
+        live_rows = rows[live]
+        base_m = cache.base[live_rows]
+        local_live: list[tuple[int, _NodeVictims]] = []
+        if local:
+            at = {int(p): k for k, p in enumerate(live.tolist())}
+            for p, entry in local.items():
+                if entry is not None:
+                    k = at[p]
+                    local_live.append((k, entry))
+                    base_m[k] = 0
+                    base_m[k, : entry.base.shape[0]] = entry.base
+        if len(load_rows):
+            # The nominated pods of equal or higher priority count (filter pass 1).
+            pos_of = np.searchsorted(load_rows, live_rows)
+            pos_of[pos_of >= len(load_rows)] = 0
+            hit = load_rows[pos_of] == live_rows
+            if hit.any():
+                base_m[hit, : load.shape[1]] += load[pos_of[hit]]
+        what_if = h.run_filter_what_if(state, pod, live_rows, base_m)
+        if what_if is None:
+            return None
+        index, statuses = what_if
+        fits = np.flatnonzero(index < 0)
+        fit_rows = live_rows[fits]
+        lens = counts[live[fits]]
+        max_len = int(lens.max()) if len(fits) else 0
+        slots_cap = cache.requests.shape[1]
+        requests = np.zeros((len(fits), max_len, width), dtype=np.int64)
+        with_stats = self._default_order
+        v_prio = np.zeros((len(fits), max_len), dtype=np.int64)
+        v_start = np.zeros((len(fits), max_len), dtype=np.int64)
+        v_known = np.ones((len(fits), max_len), dtype=np.bool_)
+        if len(fits):
+            take = min(max_len, slots_cap)
+            requests[:, :take] = cache.requests[fit_rows, :take]
+            if with_stats:
+                v_prio[:, :take] = cache.victim_priority[fit_rows, :take]
+                v_start[:, :take] = cache.victim_start[fit_rows, :take]
+        n_violating = np.zeros(len(fits), dtype=np.int64)
+        entries = cache.ordered[fit_rows]  # the lists as of now (the cache moves on)
+        if local_live:
+            fit_at = {int(k): i for i, k in enumerate(fits.tolist())}
+            for k, entry in local_live:
+                i = fit_at.get(k, -1)
+                if i < 0:
+                    continue
+                r = entry.requests
+                requests[i] = 0
+                requests[i, : r.shape[0], : r.shape[1]] = r
+                n_violating[i] = entry.n_violating
+                entries[i] = entry.ordered
+                if with_stats:
+                    m = len(entry.ordered)
+                    v_prio[i, :m] = [q.pod.priority for q in entry.ordered]
+                    starts = [q.pod.start_time for q in entry.ordered]
+                    v_start[i, :m] = [0 if t is None else t for t in starts]
+                    v_known[i, :m] = [t is not None for t in starts]
+        cur = base_m[fits]
+        victim_slots = np.zeros((len(fits), max_len), dtype=np.bool_)
+        for j in range(max_len):
+            sel = np.flatnonzero(lens > j) if j else np.arange(len(fits))
+            if len(sel) == 0:
+                continue
+            cand = cur[sel] + requests[sel, j]
+            ok = h.run_filter_what_if_passes(state, pod, fit_rows[sel], cand)
+            if ok is None:
+                return None
+            cur[sel[ok]] = cand[ok]
+            victim_slots[sel[~ok], j] = True
+        # Statuses: the what-if's, then "no victims", then per-node errors.
+        out_statuses = list(statuses)
+        no_victims_at = len(out_statuses)
+        out_statuses.append(no_victims)
+        fail_index[:] = no_victims_at
+        fail_index[live] = index
+        n_victims = victim_slots.sum(axis=1)
+        has = n_victims > 0
+        candidate[live[fits]] = has
+        if n_violating.any():
+            viol = (victim_slots & (np.arange(max_len) < n_violating[:, None])).any(axis=1)
+            violating[live[fits]] = viol & has
+        if not has.all():
+            names = table.names
+            for i in np.flatnonzero(~has).tolist():
+                p = int(live[fits[i]])
+                fail_index[p] = len(out_statuses)
+                out_statuses.append(
+                    error(f'expected at least one victim pod on node "{names[int(rows[p])]}"')
+                )
+        pos = np.full(b, -1, dtype=np.int64)
+        pos[live[fits]] = np.arange(len(fits))
+        stats = (
+            _victim_stats(victim_slots, n_violating, v_prio, v_start, v_known)
+            if with_stats and has.any()
+            else None
+        )
+        return VictimBatch(
+            candidate,
+            violating,
+            fail_index,
+            out_statuses,
+            pos,
+            victim_slots,
+            entries,
+            n_violating,
+            self._key,
+            stats,
+        )
+
+
+class _Restart:
+    """The table's layout changed while a batch was prepared: prepare it again."""
+
+
+_RESTART = _Restart()
 
 
 def _node_victims(
@@ -211,7 +570,7 @@ def _node_victims(
     for j, q in enumerate(ordered):
         v = by_pod[id(q)]
         requests[j, : len(v)] = v
-    return _NodeVictims(node.generation, prio, ordered, len(violating), requests, base)
+    return _NodeVictims(ordered, len(violating), requests, base)
 
 
 def _cacheable(entry: _NodeVictims) -> bool:
@@ -219,10 +578,16 @@ def _cacheable(entry: _NodeVictims) -> bool:
     return all(q.pod.start_time is not None for q in entry.ordered)
 
 
-def _widen(m: npt.NDArray[np.int64], width: int) -> npt.NDArray[np.int64]:
-    out = np.zeros((m.shape[0], width), dtype=np.int64)
-    out[:, : m.shape[1]] = m
-    return out
+def _default_order(plugin: DefaultPreemption) -> bool:
+    """The plugin uses the default importance order (victims sorted by priority)
+    and the default criteria to pick a candidate (no ``ordered_score_funcs``)."""
+    from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption as Default
+
+    cls = type(plugin)
+    return (
+        cls.more_important_pod is Default.more_important_pod
+        and cls.ordered_score_funcs is Default.ordered_score_funcs
+    )
 
 
 def _default_policy(plugin: DefaultPreemption) -> bool:

@@ -428,22 +428,60 @@ def failure_masks(
     checks = req.checks if not req.is_zero() else ()
     if len(checks) > MAX_VECTOR_CHECKS:
         return None
-    n = allocatable.shape[0]
-    mask = (requested[:, COL_PODS] + 1 > allocatable[:, COL_PODS]).astype(np.int64)
-    if checks:
-        unresolvable = np.zeros(n, dtype=np.bool_)
-        for bit, (name, q) in enumerate(checks, start=2):
-            col = res_index.get(name)
-            if col is None:
-                # No node has ever had this resource: it is 0 everywhere.
-                mask |= np.int64(1 << bit)
-                unresolvable[:] = True
-                continue
-            a = allocatable[:, col]
-            fail = q > a - requested[:, col]
-            mask |= fail.astype(np.int64) << bit
-            unresolvable |= fail & (q > a)
-        mask |= unresolvable.astype(np.int64) << 1
+    # requested + 1 > allocatable, for integers.
+    mask = (requested[:, COL_PODS] >= allocatable[:, COL_PODS]).astype(np.int64)
+    if not checks:
+        return mask
+    cols: list[int] = []
+    needs: list[int] = []
+    bits: list[int] = []
+    missing = 0
+    for bit, (name, q) in enumerate(checks, start=2):
+        col = res_index.get(name)
+        if col is None:
+            # No node has ever had this resource: it is 0 everywhere.
+            missing |= 1 << bit
+            continue
+        cols.append(col)
+        needs.append(q)
+        bits.append(1 << bit)
+    if missing:
+        mask |= np.int64(missing | 2)  # failing everywhere, and unresolvable
+    if not cols:
+        return mask
+    try:
+        need = np.array(needs, dtype=np.int64)
+    except OverflowError:
+        return _failure_masks_by_column(checks, allocatable, requested, res_index, mask)
+    # All checks at once: a (rows, checks) failure matrix, its bits summed (distinct
+    # powers of two, so the sum is the OR).
+    alloc = allocatable[:, cols]
+    fail = need > alloc - requested[:, cols]
+    mask |= fail @ np.array(bits, dtype=np.int64)
+    if not missing:
+        mask |= (fail & (need > alloc)).any(axis=1).astype(np.int64) << 1
+    return mask
+
+
+def _failure_masks_by_column(
+    checks: Sequence[tuple[str, int]],
+    allocatable: IntArray,
+    requested: IntArray,
+    res_index: Mapping[str, int],
+    mask: IntArray,
+) -> IntArray:
+    """``failure_masks`` check by check (requests beyond int64), onto ``mask``
+    (which already holds the pods bit and the bits of unknown resources)."""
+    unresolvable = np.zeros(allocatable.shape[0], dtype=np.bool_)
+    for bit, (name, q) in enumerate(checks, start=2):
+        col = res_index.get(name)
+        if col is None:
+            continue
+        a = allocatable[:, col]
+        fail = q > a - requested[:, col]
+        mask |= fail.astype(np.int64) << bit
+        unresolvable |= fail & (q > a)
+    mask |= unresolvable.astype(np.int64) << 1
     return mask
 
 
@@ -454,7 +492,13 @@ def verdicts_from_masks(req: PodRequest, masks: IntArray) -> Verdicts:
     failing = np.flatnonzero(masks)
     if failing.size == 0:
         return Verdicts(index, ())
-    uniq, inverse = np.unique(masks[failing], return_inverse=True)
+    failed = masks[failing]
+    first = failed[0]
+    if (failed == first).all():
+        # Usually every failing row fails the same way: one status, no sort.
+        index[failing] = 0
+        return Verdicts(index, [_status_for_mask(int(first), checks)])
+    uniq, inverse = np.unique(failed, return_inverse=True)
     index[failing] = inverse.astype(np.int32)
     return Verdicts(index, [_status_for_mask(int(m), checks) for m in uniq])
 

@@ -24,12 +24,26 @@ class NominatedLoad:
         self._mat = np.zeros((16, 0), dtype=np.int64)
         self._uids: list[str] = []
         self._pos: dict[str, int] = {}
+        self._last: tuple[str, int, IntArray, IntArray] | None = None
+        """The last answer (pod UID, priority, rows, vectors): a cycle asks again for
+        the same pod (filtering, then preemption) with nothing changed between."""
 
     def query(
         self, nominator: Nominator, pod: PodInfo, table: NodeTable
     ) -> tuple[IntArray, IntArray]:
-        """(rows ascending, summed request vectors) as ``framework.nominated`` defines."""
-        self._sync(nominator, table)
+        """(rows ascending, summed request vectors) as ``framework.nominated`` defines.
+        The arrays may be shared between calls: never write into them."""
+        if self._sync(nominator, table):
+            self._last = None
+        last = self._last
+        uid, prio = pod.pod.uid, pod.pod.priority
+        if last is not None and last[0] == uid and last[1] == prio:
+            return last[2], last[3]
+        rows, mat = self._query(pod)
+        self._last = (uid, prio, rows, mat)
+        return rows, mat
+
+    def _query(self, pod: PodInfo) -> tuple[IntArray, IntArray]:
         n = len(self._uids)
         width = self._mat.shape[1]
         if n == 0:
@@ -41,22 +55,27 @@ class NominatedLoad:
         if not mask.any():
             return np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=np.int64)
         rows = self._rows[:n][mask]
-        mat = self._mat[:n][mask]
-        uniq, inverse = np.unique(rows, return_inverse=True)
-        if len(uniq) == len(rows):
-            out = np.empty_like(mat)
-            out[inverse] = mat
-            return uniq, out
-        out = np.zeros((len(uniq), width), dtype=np.int64)
-        np.add.at(out, inverse, mat)
-        return uniq, out
+        order = np.argsort(rows, kind="stable")
+        rows = rows[order]
+        mat = self._mat[:n][mask][order]
+        if len(rows) < 2:
+            return rows, mat
+        starts = rows[1:] != rows[:-1]
+        if starts.all():
+            return rows, mat  # one nominated pod per node: nothing to sum
+        # Several pods on a node: sum each run of equal rows (exact int64 sums).
+        first = np.flatnonzero(np.concatenate(([True], starts)))
+        return rows[first], np.add.reduceat(mat, first, axis=0)
 
-    def _sync(self, nominator: Nominator, table: NodeTable) -> None:
+    def _sync(self, nominator: Nominator, table: NodeTable) -> bool:
+        """Apply the nominator's changes; True if anything may have changed."""
         key = (id(table), table.node_generation, len(table.resources))
         log = nominator.take_log()
         if key != self._key:
             self._rebuild(nominator, table)
-            return
+            return True
+        if not log and len(table.resources) == self._mat.shape[1]:
+            return False
         for uid, node in log:
             self._remove(uid)
             if node:
@@ -66,6 +85,7 @@ class NominatedLoad:
                     self._append(uid, row, info, table)
         if len(table.resources) != self._mat.shape[1]:
             self._rebuild(nominator, table)  # a request vector grew the axis
+        return True
 
     def _rebuild(self, nominator: Nominator, table: NodeTable) -> None:
         self._uids = []
