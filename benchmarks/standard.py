@@ -1,10 +1,13 @@
 """Run kubesched's standard benchmark set and write a markdown table.
 
-    .venv/bin/python benchmarks/standard.py [--out benchmarks/RESULTS.md] [--quick]
+    .venv/bin/python benchmarks/standard.py [--out benchmarks/RESULTS.md] \\
+        [--readme README.md] [--quick]
 
 Each row runs ``kubesched bench WORKLOAD -o json`` in a fresh process (so peak
 RSS is per workload), and the table records the machine it ran on. The targets
-are issue #5's (2-core machine).
+are issue #5's (2-core machine). ``--readme`` replaces the part of the README
+between the ``<!-- bench:start -->`` and ``<!-- bench:end -->`` markers with
+the table.
 """
 
 from __future__ import annotations
@@ -69,12 +72,22 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+        check=False,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()}; commit {commit or 'unknown'}"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None, help="Write the markdown table here too.")
+    ap.add_argument("--readme", default=None, help="Put the table between the README's markers.")
     ap.add_argument("--quick", action="store_true", help="Only the first row of each workload.")
     args = ap.parse_args()
     rows = []
@@ -107,6 +120,21 @@ def main() -> None:
     print(table)
     if args.out:
         Path(args.out).write_text(table + "\n")
+    if args.readme:
+        replace_between_markers(Path(args.readme), table)
+
+
+START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+def replace_between_markers(path: Path, table: str) -> None:
+    """Rewrite ``path`` with ``table`` between the START and END marker lines."""
+    text = path.read_text()
+    head, sep, rest = text.partition(START)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        sys.exit(f"{path}: no {START} ... {END} markers")
+    path.write_text(f"{head}{START}\n{table}\n{END}{tail}")
 
 
 if __name__ == "__main__":

@@ -152,6 +152,12 @@ class NodeTable:
         self._taint_set_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_set = np.zeros(capacity, dtype=np.int32)
         self.has_ports = np.zeros(capacity, dtype=np.bool_)
+        self._affinity_rows: dict[int, int] = {}
+        """Row -> number of its pods with pod affinity or anti-affinity terms
+        (``SpecFacts.has_affinity``), rows with none left out."""
+        self.affinity_pods = 0
+        """Pods with pod affinity or anti-affinity terms over every row: while 0,
+        InterPodAffinity knows that no existing pod has terms without reading pods."""
         self.images: dict[str, dict[int, int]] = {}
         """Normalized image name -> {row: size in bytes}."""
         self.node_generation = 0
@@ -301,6 +307,7 @@ class NodeTable:
         self.alive[row] = True
         self.requested[row] = 0
         self.non_zero[row] = 0
+        self.affinity_pods -= self._affinity_rows.pop(row, 0)
         self._set_node_fields(row, node, info)
         for pi in info.pods:
             self.add_pod(row, pi)
@@ -339,6 +346,7 @@ class NodeTable:
         self.unschedulable[row] = False
         self.taint_set[row] = 0
         self.has_ports[row] = False
+        self.affinity_pods -= self._affinity_rows.pop(row, 0)
         self._free.append(row)
         self._node_changed()
         self._row_changed(row)
@@ -426,6 +434,13 @@ class NodeTable:
         else:
             self._pod_state[row] -= delta
         facts = pi.facts
+        if facts.has_affinity:
+            n = self._affinity_rows.get(row, 0) + sign
+            if n:
+                self._affinity_rows[row] = n
+            else:
+                del self._affinity_rows[row]
+            self.affinity_pods += sign
         if facts.host_ports or self.has_ports[row]:
             info = self.infos[row]
             self.has_ports[row] = info is not None and len(info.used_ports) > 0

@@ -181,6 +181,7 @@ class Framework:
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
+        self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
         self.force_exact = False
         """Tests set this to run every point through the per-node (exact) path."""
 
@@ -297,7 +298,9 @@ class Framework:
                     names = go_list(sorted(plugins_with_nodes))
                     msg = f"node(s) didn't satisfy plugin(s) {names} simultaneously"
                 return result, unresolvable(msg), plugins_with_nodes
-        state.skip_filter_plugins = frozenset(skip)
+        fs = frozenset(skip)
+        # One object per distinct set, so that per-skip-set memos compare by identity.
+        state.skip_filter_plugins = self._skip_sets.setdefault(fs, fs)
         return result, ret, plugins_with_nodes
 
     def run_pre_filter_extension_add_pod(
@@ -500,7 +503,35 @@ class Framework:
         if self.force_exact:
             return False
         skip = state.skip_filter_plugins
-        return not any(name not in skip for name in self._what_if_blockers)
+        memo = self._what_if_memo
+        if memo is not None and memo[0] is skip:
+            return memo[1]
+        ok = not any(name not in skip for name in self._what_if_blockers)
+        # Pods of one spec share their skip set object (PreFilter memos): most
+        # cycles answer from this one-entry memo.
+        self._what_if_memo = (skip, ok)
+        return ok
+
+    _what_if_memo: tuple[frozenset[str], bool] | None = None
+
+    def what_if_spec_determined(self, state: CycleState) -> bool:
+        """True when ``run_filter_what_if``'s answer for this cycle is a function
+        of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
+        own state (``NodeTable.node_generation``) and the rows and ``requested``
+        asked about alone: every active filter is one of the in-tree filters known
+        to read nothing else. The scheduling cycle may then reuse an earlier
+        answer for equal inputs."""
+        skip = state.skip_filter_plugins
+        memo = self._spec_determined_memo
+        if memo is not None and memo[0] is skip:
+            return memo[1]
+        ok = all(
+            p.name in _SPEC_DETERMINED_FILTERS for p in self.filter_plugins if p.name not in skip
+        )
+        self._spec_determined_memo = (skip, ok)
+        return ok
+
+    _spec_determined_memo: tuple[frozenset[str], bool] | None = None
 
     @functools.cached_property
     def _what_if_blockers(self) -> frozenset[str]:
@@ -927,6 +958,13 @@ def _check_score_range(raw: Sequence[tuple[str, int, IntArray]]) -> None:
                 f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
             )
 
+
+_SPEC_DETERMINED_FILTERS: frozenset[str] = frozenset(
+    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"}
+)
+"""In-tree filters whose verdict on a node depends only on the pod's spec, the
+plugin's args, the node itself and (NodeResourcesFit) the node's summed requests:
+see ``Framework.what_if_spec_determined``."""
 
 _POINT_PROTOCOLS: dict[str, type] = {
     PRE_ENQUEUE: PreEnqueuePlugin,

@@ -40,7 +40,7 @@ __all__ = [
     "select_host",
 ]
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import PodInfo, SpecFacts
 from kubesched.runtime.framework import Framework, ScorePart, go_list
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
@@ -78,6 +78,9 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+_NOT_OVERRIDDEN: Final = -2
+
+
 @dataclass(slots=True)
 class _Overrides:
     """Exact statuses of the nodes holding nominated pods that count, as arrays:
@@ -86,17 +89,24 @@ class _Overrides:
     rows: IntArray
     index: IntArray
     statuses: list[Status]
+    _dense: IntArray | None = None
+    """Row -> override index, ``_NOT_OVERRIDDEN`` elsewhere; one slot past the
+    largest row holds ``_NOT_OVERRIDDEN`` too (rows beyond are clipped to it).
+    Built on the first lookup (an answer may be reused over many cycles)."""
 
     def __bool__(self) -> bool:
         return len(self.rows) > 0
 
     def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
         """(positions of ``rows`` that are overridden, their override index)."""
-        own = self.rows
-        pos = np.searchsorted(own, rows)
-        pos[pos >= len(own)] = 0
-        hit = np.flatnonzero(own[pos] == rows)
-        return hit, self.index[pos[hit]]
+        dense = self._dense
+        if dense is None:
+            dense = np.full(int(self.rows.max()) + 2, _NOT_OVERRIDDEN, dtype=np.int64)
+            dense[self.rows] = self.index
+            self._dense = dense
+        got = dense.take(rows, mode="clip")
+        hit = np.flatnonzero(got != _NOT_OVERRIDDEN)
+        return hit, got[hit]
 
     @staticmethod
     def of(statuses: dict[int, Status]) -> _Overrides:
@@ -115,6 +125,11 @@ class _Overrides:
 
 _NO_OVERRIDES: Final = _Overrides(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
 
+_OverridesKey = tuple[int, int, frozenset[str], int, int, int, bytes, bytes]
+"""(framework, spec facts, skipped filters, table, node generation, resource
+axis width, rows, summed requests): the inputs a spec-determined what-if answer depends on."""
+_OVERRIDES_MEMO_SIZE: Final = 16
+
 
 class Algorithm:
     """Holds the rotating start index across cycles; one per scheduler."""
@@ -122,6 +137,10 @@ class Algorithm:
     def __init__(self, percentage_of_nodes_to_score: int = 0) -> None:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        self._overrides_memo: dict[_OverridesKey, tuple[SpecFacts, Framework, _Overrides]] = {}
+        """Earlier what-if answers of ``_nominated_overrides`` by their exact inputs
+        (see ``Framework.what_if_spec_determined``); the entry keeps the facts and
+        framework its ids name alive, and they are compared on a hit."""
 
     # ------------------------------------------------------------------ entry
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
@@ -366,8 +385,13 @@ class Algorithm:
                 fail_index[hits] = len(statuses) + ov_index
                 every = statuses + overrides.statuses
         # The diagnosis only keeps which plugins rejected: once per status suffices.
-        for i in np.unique(fail_index).tolist():
-            diagnosis.add_plugin_status(every[i])
+        if len(every) == 1:
+            diagnosis.add_plugin_status(every[0])
+        else:
+            seen = np.zeros(len(every), dtype=np.bool_)
+            seen[fail_index] = True
+            for i in np.flatnonzero(seen).tolist():
+                diagnosis.add_plugin_status(every[i])
         nts = diagnosis.node_to_status
         if isinstance(nts, LazyNodeToStatus):
             nts.defer(fwk.table.names_snapshot(), fail_rows, fail_index, every)
@@ -402,10 +426,34 @@ class Algorithm:
             width = len(table.resources)
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
-            answer = fwk.run_filter_what_if(state, pod, load_rows, requested + load)
+            summed = requested + load
+            key: _OverridesKey | None = None
+            if fwk.what_if_spec_determined(state):
+                # The answer is a function of these inputs alone: consecutive pods
+                # of one spec usually ask the same question about the same nodes.
+                key = (
+                    id(fwk),
+                    id(pod.facts),
+                    state.skip_filter_plugins,
+                    id(table),
+                    table.node_generation,
+                    width,
+                    load_rows.tobytes(),
+                    summed.tobytes(),
+                )
+                hit = self._overrides_memo.get(key)
+                if hit is not None and hit[0] is pod.facts and hit[1] is fwk:
+                    return hit[2]
+            answer = fwk.run_filter_what_if(state, pod, load_rows, summed)
             if answer is not None:
                 index, statuses = answer
-                return _Overrides(load_rows, index.astype(np.int64), statuses)
+                found = _Overrides(load_rows, index.astype(np.int64), statuses)
+                if key is not None:
+                    memo = self._overrides_memo
+                    if len(memo) >= _OVERRIDES_MEMO_SIZE:
+                        del memo[next(iter(memo))]
+                    memo[key] = (pod.facts, fwk, found)
+                return found
         rows: list[int] = []
         for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)

@@ -218,14 +218,20 @@ def run(
     scheduled_count = [0]
     total = len(measured)
     pending = set(measured)
+    # Keys bound since the last check: a pending pod bound now was bound since then
+    # (it was not bound at that check), so only these need looking at.
+    bound: list[str] = []
+    cluster.bound_log = bound
 
     def all_scheduled() -> bool:
         # Checked after every cycle: count bound measured pods incrementally.
         if not pending:
             return True
         if sim.stats.cycles % 64 == 0 or len(pending) < 64:
-            for key in [k for k in pending if (p := pods.get(k)) is not None and p.node_name]:
-                pending.discard(key)
+            for key in bound:
+                if key in pending and (p := pods.get(key)) is not None and p.node_name:
+                    pending.discard(key)
+            bound.clear()
             scheduled_count[0] = total - len(pending)
             if progress is not None:
                 progress(scheduled_count[0], total)
@@ -242,6 +248,7 @@ def run(
     sim.run()
     wall = time.perf_counter() - t0
     done[0] = True
+    cluster.bound_log = None
     scheduled = sum(1 for k in measured if (q := pods.get(k)) is not None and bool(q.node_name))
     cycle_times.sort()
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -121,6 +121,9 @@ class Cluster:
     """Controller scale lookup for PDB status (set by the scenario)."""
     selector_of: Callable[[str, OwnerReference], LabelSelector | None] | None = None
     """Controller selector lookup (set by the scenario)."""
+    bound_log: list[str] | None = None
+    """When a list, ``bind`` appends the key of every pod it binds (the bench's
+    stop condition reads it instead of rescanning every pending pod)."""
     _pending: deque[_Pending] = field(default_factory=deque)
     _pdbs_dirty: bool = True
 
@@ -321,6 +324,8 @@ class Cluster:
         rec = self.records[cur.uid]
         rec.scheduled_at = self.now
         self._replace(cur, new)
+        if self.bound_log is not None:
+            self.bound_log.append(new.key)
         if rec.run_for is not None:
             self._finish_later(new, rec.run_for)
 

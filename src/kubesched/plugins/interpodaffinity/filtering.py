@@ -171,6 +171,10 @@ def compute_pre_filter(
     terms = pod_terms(pod)
     if terms.errors:
         return None, unresolvable(f"parsing pod: {terms.error_message()}")
+    if not terms.has_required and table.affinity_pods == 0:
+        # No existing pod has anti-affinity terms (none has any terms), so the
+        # existing counts are empty: Skip without bringing the index up to date.
+        return None, SKIP
     index.sync(table)
     ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
     existing = _existing_anti_counts(index, table, pod, ns_labels)

@@ -105,6 +105,9 @@ def compute_pre_score(
     if terms.errors:
         # Normally caught by PreFilter already.
         return None, error(f"failed to parse pod: {terms.error_message()}")
+    if not has_constraints and table.affinity_pods == 0:
+        # No existing pod has terms (no spec groups): nothing would be summed.
+        return None, SKIP
     index.sync(table)
     ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
     sums = _Sums(table)

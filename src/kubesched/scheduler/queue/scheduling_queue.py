@@ -151,6 +151,12 @@ class SchedulingQueue:
         self._unsched = UnschedulablePods(self.metrics, self._leftover_movable)
         self._nominator = Nominator(pod_lister)
         self._nominated_load = NominatedLoad()
+        self._load_memo: tuple[tuple[int, int, int, int, int], tuple[IntArray, IntArray]] | None = (
+            None
+        )
+        """The last ``nominated_load`` answer for a pod that is not nominated itself,
+        keyed by what it depends on (table, node generation, axis width, nominator
+        version, priority): consecutive pods of one priority share it."""
 
     # ------------------------------------------------------------------ queries
     @property
@@ -394,15 +400,24 @@ class SchedulingQueue:
         if not len(self._unsched):
             # Nothing to offer the event to (the usual case, on every binding).
             return []
-        ns_labels: Mapping[str, str] = {}
-        if self._namespace_labels is not None:
-            ns_labels = self._namespace_labels(pod.namespace) or {}
+        ns_labels: Mapping[str, str] | None = None
         out: list[QueuedPodInfo] = []
-        for pinfo in self._unsched:
-            spread = POD_TOPOLOGY_SPREAD in pinfo.unschedulable_plugins
-            if (spread and pod.namespace == pinfo.pod.namespace) or required_affinity_matches(
-                pinfo.pod, pod, ns_labels
+        for pinfo in self._unsched.view():
+            pi = pinfo.pod_info
+            if (
+                POD_TOPOLOGY_SPREAD in pinfo.unschedulable_plugins
+                and pod.namespace == pi.pod.namespace
             ):
+                out.append(pinfo)
+                continue
+            if not pi.facts.has_affinity:
+                continue  # no required pod affinity term: nothing can match
+            if ns_labels is None:
+                # Read once per event, and only when some pod has affinity terms.
+                ns_labels = {}
+                if self._namespace_labels is not None:
+                    ns_labels = self._namespace_labels(pod.namespace) or {}
+            if required_affinity_matches(pi.pod, pod, ns_labels):
                 out.append(pinfo)
         return out
 
@@ -535,7 +550,23 @@ class SchedulingQueue:
         nominated pods with priority >= the pod's, other than the pod itself, per
         node that has any: what the first filter pass with nominated pods adds
         (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
-        return self._nominated_load.query(self._nominator, pod, table)
+        nominator = self._nominator
+        p = pod.pod
+        if p.uid in nominator.nominated_pod_to_node:
+            return self._nominated_load.query(nominator, pod, table)
+        key = (
+            id(table),
+            table.node_generation,
+            len(table.resources),
+            nominator.version,
+            p.priority,
+        )
+        memo = self._load_memo
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        got = self._nominated_load.query(nominator, pod, table)
+        self._load_memo = (key, got)
+        return got
 
     def nominated_node_names(self) -> list[str]:
         """Nodes that currently have at least one nominated pod."""

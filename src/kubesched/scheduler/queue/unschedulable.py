@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, ValuesView
 
 from kubesched.api.types import Pod, Time
 from kubesched.scheduler.queue.metrics import UNSCHEDULABLE, QueueMetrics
@@ -42,6 +42,10 @@ class UnschedulablePods:
     def __iter__(self) -> Iterator[QueuedPodInfo]:
         """A snapshot of the pool (safe to mutate the pool while iterating)."""
         return iter(list(self._map.values()))
+
+    def view(self) -> ValuesView[QueuedPodInfo]:
+        """The pool's pods without a copy: do not change the pool while iterating."""
+        return self._map.values()
 
     def get(self, pod: Pod) -> QueuedPodInfo | None:
         return self._map.get(pod.key)

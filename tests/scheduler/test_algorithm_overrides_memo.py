@@ -1,0 +1,97 @@
+"""The nominated-node overrides memo (scheduler/algorithm.py ``_nominated_overrides``)
+decides exactly as the per-node path.
+
+Pods of one spec asking about the same nominated nodes with the same summed
+requests reuse the earlier what-if answer; binding pods onto a nominated node,
+changing the nominations, or changing a node (a taint) must change the answer
+exactly as the per-node two-pass path does.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubesched.api.types import NO_SCHEDULE, Node, Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.results import FitError
+from kubesched.framework.types import PodInfo
+from kubesched.runtime.framework import Framework
+from kubesched.scheduler.algorithm import Algorithm
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.registry import in_tree_registry
+from tests.builders import make_node, make_pod
+from tests.scheduler.harness import FakeNominator, build_framework, in_tree_profile
+
+
+def _outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+    try:
+        r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
+    except FitError as fit:
+        statuses = [(n, s.code, s.reasons, s.plugin) for n, s in fit.diagnosis.node_to_status]
+        return ("fit", str(fit), statuses, sorted(fit.diagnosis.unschedulable_plugins))
+    return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
+
+
+@pytest.mark.parametrize(
+    ("seed", "n"),
+    [
+        pytest.param(21, 150, id="150 nodes, nominations persisting across many cycles"),
+        pytest.param(22, 400, id="400 nodes, several chunks per scan"),
+    ],
+)
+def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
+    seed: int, n: int
+) -> None:
+    rng = random.Random(seed)
+    cache = Cache()
+    nodes: list[Node] = []
+    for i in range(n):
+        node = make_node(f"n{i:04d}").capacity(cpu="2", memory="4Gi", pods=110).obj()
+        nodes.append(node)
+        cache.add_node(node)
+    nominator = FakeNominator()
+    prof = in_tree_profile(percentage=5)
+    registry = in_tree_registry()
+    vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
+    exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
+    exact.force_exact = True
+    alg_v, alg_e = Algorithm(), Algorithm()
+    # One PodSpec object for every measured pod: they share their spec facts.
+    template = make_pod("template").req(cpu="500m", memory="256Mi").obj()
+    noms = 0
+    for i in range(120):
+        if i % 15 == 0:
+            # A few high-priority nominations (1.5 CPU) on random nodes.
+            for _ in range(rng.randint(1, 4)):
+                other = (
+                    make_pod(f"nom{noms}")
+                    .uid(f"nom{noms}")
+                    .priority(10)
+                    .req(cpu="1500m", memory="256Mi")
+                    .obj()
+                )
+                noms += 1
+                nominator.nominate(other, rng.choice(nodes).name)
+        if i % 40 == 39:
+            # A node update: taint a nominated node (static filters change).
+            name = rng.choice(nominator.nominated_node_names())
+            old = next(x for x in nodes if x.name == name)
+            new = (
+                make_node(name)
+                .capacity(cpu="2", memory="4Gi", pods=110)
+                .taint("dedicated", "x", NO_SCHEDULE)
+                .obj()
+            )
+            cache.update_node(old, new)
+            nodes[nodes.index(old)] = new
+        pod = Pod(f"p{i:03d}", spec=template.spec, priority=rng.choice((0, 0, 10)))
+        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
+        assert got == want
+        assert alg_v.next_start_node_index == alg_e.next_start_node_index
+        if got[0] == "ok":
+            pod.node_name = str(got[1])
+            cache.add_pod(pod)
+    # The memo was used (otherwise this test checks nothing new).
+    assert alg_v._overrides_memo
