@@ -1185,3 +1185,78 @@ def test_preempt_distinct_errors_are_aggregated() -> None:
     ]
     assert status.code == Code.ERROR
     assert status.message() in (go_aggregate(msgs), go_aggregate(msgs[::-1]))
+
+
+# --------------------------------------------------------------------------- batches
+
+
+class _FakeBatch:
+    """A VictimBatch with only what ``_DryRun.take_batch`` reads (no failures)."""
+
+    def __init__(self, candidate: list[bool], violating: list[bool]) -> None:
+        self.candidate = np.array(candidate, dtype=np.bool_)
+        self.violating = np.array(violating, dtype=np.bool_) & self.candidate
+        self.fail_index = np.zeros(len(candidate), dtype=np.int64)
+        self.statuses = [Status(Code.UNSCHEDULABLE, "no")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    num=st.integers(1, 6),
+    batches=st.lists(
+        st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=8),
+        min_size=1,
+        max_size=4,
+    ),
+    pdb=st.booleans(),
+)
+def test_take_batch_equals_taking_rows_one_by_one(
+    num: int, batches: list[list[tuple[bool, bool]]], pdb: bool
+) -> None:
+    """The batched stop rule (both forms: no violating candidate in the batch, or
+    some) takes the same rows into the same lists and stops at the same row as
+    ``take_one`` row by row."""
+    from kubesched.framework.preemption import _DryRun
+
+    batched, single = _DryRun(num), _DryRun(num)
+    names = tuple(f"n{i}" for i in range(sum(len(b) for b in batches)))
+    start = 0
+    for spec in batches:
+        if batched.done:
+            break
+        batch = _FakeBatch([c for c, _ in spec], [pdb and v for _, v in spec])
+        rows = np.arange(start, start + len(spec), dtype=np.int64)
+        end = batched.take_batch(names, rows, batch)  # type: ignore[arg-type]
+        taken = 0
+        for k, (c, v) in enumerate(spec):
+            if single.done:
+                break
+            victims = [PodInfo(make_pod(f"v{start + k}").obj())] if c else []
+            ok = SUCCESS if c else Status(Code.UNSCHEDULABLE, "no")
+            single.take_one(names[start + k], (victims, int(pdb and v), ok))
+            taken += 1
+        assert end == taken
+        start += len(spec)
+    assert batched.done == single.done
+    for got, want in (
+        (batched.non_violating, single.non_violating),
+        (batched.violating, single.violating),
+    ):
+        assert got.added == want.added
+        kept = [names[int(r)] for part in got.parts for r in part[2]]  # type: ignore[index]
+        assert kept == [c.name for c in want.parts]  # type: ignore[union-attr]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(1, 12))
+def test_rotated_slices_the_rotation(data: st.DataObject, n: int) -> None:
+    from kubesched.framework.preemption import _rotated
+
+    rows = np.arange(100, 100 + n, dtype=np.int64)
+    shift = data.draw(st.integers(0, n - 1))
+    a = data.draw(st.integers(0, n - 1))
+    b = data.draw(st.integers(a + 1, 2 * n))
+    got = _rotated(rows, shift, a, b)
+    assert got.tolist() == np.roll(rows, -shift)[a:b].tolist()
+    got[:] = -1  # a copy: the source is untouched
+    assert rows.tolist() == list(range(100, 100 + n))

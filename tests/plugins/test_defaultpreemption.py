@@ -2044,10 +2044,22 @@ def dry_run_worlds(
     return nodes, bound, nominated, pdbs, preemptor, offset, num
 
 
+@pytest.mark.parametrize(
+    ("pre_filter", "filters"),
+    [
+        pytest.param((), ("CpuWhatIf",), id="a what-if filter without columns"),
+        pytest.param((FIT,), (FIT,), id="NodeResourcesFit alone reprieves on its columns"),
+        pytest.param(
+            (FIT,), (FIT, "CpuWhatIf"), id="two what-if filters reprieve through the framework"
+        ),
+    ],
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=dry_run_worlds())
 def test_batched_dry_run_equals_per_node_dry_run(
     world: tuple[list[Node], list[Pod], list[Pod], list[PodDisruptionBudget], Pod, int, int],
+    pre_filter: tuple[str, ...],
+    filters: tuple[str, ...],
 ) -> None:
     """DESIGN: the batched dry run and the exact per-node path must give identical
     answers: same candidates in the same order, same victims in the same order, same
@@ -2061,8 +2073,8 @@ def test_batched_dry_run_equals_per_node_dry_run(
             bound,
             [preemptor, *nominated],
             pdbs=pdbs,
-            pre_filter=(),
-            filters=("CpuWhatIf",),
+            pre_filter=pre_filter,
+            filters=filters,
             factories={"CpuWhatIf": CpuWhatIf},
             exact=exact,
         )

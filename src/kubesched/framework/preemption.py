@@ -666,20 +666,37 @@ class _DryRun:
         """Take the answers for ``rows`` in order up to the stop point; returns how
         many rows were taken (all of them unless the run is done)."""
         cand = batch.candidate
-        nonv = cand & ~batch.violating
-        viol = cand & batch.violating
         cap = self.num_candidates
         nv_pool, v_pool = self.non_violating, self.violating
-        # List sizes after each row, and the first row where the stop rule holds
-        # (it is only checked after adding a candidate).
-        nv_size = np.minimum(nv_pool.added + np.cumsum(nonv), cap)
-        v_size = np.minimum(v_pool.added + np.cumsum(viol), cap)
-        stops = np.flatnonzero(cand & (nv_size > 0) & (nv_size + v_size >= cap))
-        end = int(stops[0]) + 1 if len(stops) else len(rows)
-        for pool, mask in ((nv_pool, nonv), (v_pool, viol)):
-            found = np.flatnonzero(mask[:end])
+        stopped: bool
+        if not batch.violating.any():
+            # Only non-violating candidates: after its k-th one (k >= 1) the
+            # non-violating list holds min(added + k, cap) >= 1, so the stop rule
+            # first holds at the t-th with added + t + size(violating) >= cap.
+            found = np.flatnonzero(cand)
+            t = max(cap - v_pool.size() - nv_pool.added, 1)
+            stopped = len(found) >= t
+            if stopped:
+                found = found[:t]
+                end = int(found[-1]) + 1
+            else:
+                end = len(rows)
             if len(found):
-                pool.add_batch(batch, found, rows)
+                nv_pool.add_batch(batch, found, rows)
+        else:
+            nonv = cand & ~batch.violating
+            viol = cand & batch.violating
+            # List sizes after each row, and the first row where the stop rule holds
+            # (it is only checked after adding a candidate).
+            nv_size = np.minimum(nv_pool.added + np.cumsum(nonv), cap)
+            v_size = np.minimum(v_pool.added + np.cumsum(viol), cap)
+            stops = np.flatnonzero(cand & (nv_size > 0) & (nv_size + v_size >= cap))
+            stopped = len(stops) > 0
+            end = int(stops[0]) + 1 if stopped else len(rows)
+            for pool, mask in ((nv_pool, nonv), (v_pool, viol)):
+                got = np.flatnonzero(mask[:end])
+                if len(got):
+                    pool.add_batch(batch, got, rows)
         fails = np.flatnonzero(~cand[:end])
         if len(fails):
             index = batch.fail_index[fails]
@@ -688,7 +705,7 @@ class _DryRun:
             for i in index[is_error[index]].tolist():
                 self.errs.append(statuses[i].message())
             self.statuses.defer(names, rows[fails], index, statuses)
-        if len(stops):
+        if stopped:
             self.done = True
         return end
 
@@ -698,9 +715,14 @@ def _rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
     ``shift`` (a copy)."""
     n = len(rows)
     b = min(b, n)
-    idx = np.arange(a, b, dtype=np.int64) + shift
-    idx[idx >= n] -= n
-    out: IntArray = rows[idx]
+    s, e = shift + a, shift + b
+    out: IntArray
+    if e <= n:
+        out = rows[s:e].copy()
+    elif s >= n:
+        out = rows[s - n : e - n].copy()
+    else:
+        out = np.concatenate((rows[s:], rows[: e - n]))
     return out
 
 

@@ -14,7 +14,11 @@ node only depends on the node's summed requests. Then, for a batch of rows:
 3. one what-if filter call answers "does it fit without any victim?" for the
    whole batch (failing nodes keep their exact status);
 4. victims are reprieved slot by slot: slot ``j`` adds the j-th victim of
-   every node back, one what-if call decides for all nodes at once.
+   every node back, one what-if call decides for all nodes at once. When the
+   only active filter that depends on a node's pods is NodeResourcesFit, this
+   runs on its checked columns alone (``Fit.what_if_columns``: fits exactly
+   when ``allocatable - requested >= need`` on each), column-major, with no
+   framework call per slot (static filters passed in step 3 already).
 
 Step 1 is cached per row in arrays (``VictimCache``: valid until the table logs
 a change of the row (every NodeInfo change is mirrored there),
@@ -32,13 +36,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import is_static_filter
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.preemption import (
     MAX_INT32_PLUS_1,
@@ -151,7 +156,7 @@ class VictimCache:
                 self.victim_priority = _grow_slots(self.victim_priority, more)
                 self.victim_start = _grow_slots(self.victim_start, more)
             r = entry.requests
-            self.requests[row, :n] = 0
+            self.requests[row] = 0  # slots past n too: the reprieve reads them as "nothing"
             self.requests[row, :n, : r.shape[1]] = r
             self.victim_priority[row, :n] = [q.pod.priority for q in entry.ordered]
             self.victim_start[row, :n] = [q.pod.start_time or 0 for q in entry.ordered]
@@ -176,7 +181,9 @@ class VictimBatch:
     ``violating[i]``: and some of its victims violate a PDB; otherwise
     ``statuses[fail_index[i]]`` is the row's status. Rows that passed the
     "all victims removed" check are numbered by ``pos`` (-1: did not) in
-    ``slots`` (which of their potential victims stay victims), ``entries``
+    ``slots`` (``slots[j, k]``: the j-th potential victim of the k-th such row
+    stays a victim — slot-major, so that per-row reductions run along axis 0,
+    which numpy does much faster for a few slots), ``entries``
     (their ordered potential victims), ``n_violating`` (how many of those come
     first as PDB-violating) and ``stats`` (``VictimStats`` per row, when the
     default importance order sorts the victims)."""
@@ -237,9 +244,9 @@ class VictimBatch:
                 for i, k in enumerate(ks.tolist())
             ]
         if self._num_violations is None:
-            n = self._slots.shape[1]
-            first = np.arange(n) < self._n_violating[:, None]
-            self._num_violations = (self._slots & first).sum(axis=1).tolist()
+            n = self._slots.shape[0]
+            first = np.arange(n)[:, None] < self._n_violating
+            self._num_violations = (self._slots & first).sum(axis=0).tolist()
         return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
 
     def stats(self, positions: IntArray) -> StatColumns | None:
@@ -252,7 +259,7 @@ class VictimBatch:
         return (v[ks], h[ks], t[ks], c[ks], e[ks], has[ks], unset[ks])
 
     def _pods(self, k: int) -> list[PodInfo]:
-        slots: list[int] = np.flatnonzero(self._slots[k]).tolist()
+        slots: list[int] = np.flatnonzero(self._slots[:, k]).tolist()
         ordered: list[PodInfo] = self._entries[k]
         n_violating = int(self._n_violating[k])
         vs = [ordered[j] for j in slots]
@@ -263,38 +270,55 @@ class VictimBatch:
 
 def _victim_stats(
     slots: BoolArray,
-    n_violating: IntArray,
+    n_violating: IntArray | None,
     priority: IntArray,
     start: IntArray,
-    known: BoolArray,
+    known: BoolArray | None,
+    nonempty: BoolArray | None,
 ) -> StatColumns:
-    """``VictimStats`` columns of each row's victims: ``slots[i, j]`` says the j-th
-    potential victim of row i stays a victim; ``priority``, ``start`` and
-    ``known`` (it has a start time) describe it. The victims of a row are sorted
-    by the default order, so the first has the highest priority."""
-    n = slots.shape[1]
-    num_violations = (slots & (np.arange(n) < n_violating[:, None])).sum(axis=1)
-    high = np.where(slots, priority, np.iinfo(np.int64).min).max(axis=1)
-    total = np.where(slots, priority + MAX_INT32_PLUS_1, 0).sum(axis=1)
-    count = slots.sum(axis=1)
-    top = slots & (priority == high[:, None])
+    """``VictimStats`` columns of each row's victims, all arrays slot-major:
+    ``slots[j, i]`` says the j-th potential victim of row i stays a victim;
+    ``priority``, ``start`` and ``known`` (it has a start time; None: all have)
+    describe it; the first ``n_violating[i]`` potential victims violate a PDB
+    (None: none does). ``nonempty``: ``slots.any(axis=0)`` when every row has a
+    victim (None: not known). The victims of a row are sorted by the default
+    order, so the first has the highest priority."""
+    n, rows = slots.shape
+    if n_violating is None:
+        num_violations = np.zeros(rows, dtype=np.int64)
+    else:
+        num_violations = (slots & (np.arange(n)[:, None] < n_violating)).sum(axis=0)
+    high = np.where(slots, priority, _INT64_MIN).max(axis=0)
+    total = np.where(slots, priority + MAX_INT32_PLUS_1, 0).sum(axis=0)
+    count = slots.sum(axis=0)
+    top = slots & (priority == high)
+    if known is None:
+        earliest = np.where(top, start, _INT64_MAX).min(axis=0)
+        has = nonempty if nonempty is not None else top.any(axis=0)
+        return (num_violations, high, total, count, earliest, has, np.zeros(rows, np.bool_))
     top_known = top & known
-    earliest = np.where(top_known, start, np.iinfo(np.int64).max).min(axis=1)
+    earliest = np.where(top_known, start, _INT64_MAX).min(axis=0)
     return (
         num_violations,
         high,
         total,
         count,
         earliest,
-        top_known.any(axis=1),
-        (top & ~known).any(axis=1),
+        top_known.any(axis=0),
+        (top & ~known).any(axis=0),
     )
+
+
+_INT64_MIN: Final = int(np.iinfo(np.int64).min)
+_INT64_MAX: Final = int(np.iinfo(np.int64).max)
+_NO_INTS: IntArray = np.zeros((0, 0), dtype=np.int64)
 
 
 class VictimBatcher:
     """Answers batches of rows for one preemptor in one dry run (``__call__``)."""
 
     __slots__ = (
+        "_ask_columns",
         "_cacheable",
         "_default_order",
         "_defaults",
@@ -329,7 +353,9 @@ class VictimBatcher:
         """Victims come sorted by priority and the default criteria pick among
         candidates: batches hand out ``VictimStats`` columns."""
         self._cacheable = self._defaults and not pdbs
-        self._load: tuple[int, IntArray, IntArray] | None = None
+        self._load: tuple[int, IntArray | None] | None = None
+        self._ask_columns: Any = _UNKNOWN
+        """``_find_columns()`` once known (the cycle's filters do not change)."""
 
     def __call__(self, rows: IntArray) -> VictimBatch | None:
         """The answers for ``rows`` (distinct live rows), or None when the filters
@@ -369,15 +395,22 @@ class VictimBatcher:
                 local[p] = entry
         return local
 
-    def _nominated(self) -> _Restart | tuple[IntArray, IntArray]:
+    def _nominated(self) -> _Restart | IntArray | None:
+        """The summed requests of the nominated pods that count, as a dense
+        (capacity, width) matrix over table slots (None: there are none); built
+        once per preemptor and table layout (batches then add it with one gather)."""
         h = self._plugin.handle
         table = h.table
         if self._load is None or self._load[0] != table.layout_generation:
             load_rows, load = h.nominator.nominated_load(self._pod, table)
             if table.layout_generation != self.cache.layout:
                 return _RESTART
-            self._load = (table.layout_generation, load_rows, load)
-        return self._load[1], self._load[2]
+            dense: IntArray | None = None
+            if len(load_rows):
+                dense = np.zeros((table.capacity, len(table.resources)), dtype=np.int64)
+                dense[load_rows, : load.shape[1]] = load
+            self._load = (table.layout_generation, dense)
+        return self._load[1]
 
     def _run(self, rows: IntArray) -> VictimBatch | _Restart | None:
         h = self._plugin.handle
@@ -388,7 +421,6 @@ class VictimBatcher:
         nominated = self._nominated()
         if isinstance(nominated, _Restart):
             return nominated
-        load_rows, load = nominated
         cache = self.cache
         table = h.table
         width = len(table.resources)
@@ -399,25 +431,23 @@ class VictimBatcher:
                 counts[p] = 0 if entry is None else len(entry.ordered)
         no_victims = unresolvable(MSG_NO_VICTIMS)
         live = np.flatnonzero(counts > 0)
-        candidate = np.zeros(b, dtype=np.bool_)
-        violating = np.zeros(b, dtype=np.bool_)
-        fail_index = np.zeros(b, dtype=np.int64)  # 0: no_victims (numbered last below)
-        empty = np.empty(0, dtype=object)
         if len(live) == 0:
+            none = np.zeros(b, dtype=np.bool_)
+            zeros = np.zeros(b, dtype=np.int64)  # 0: no_victims
             return VictimBatch(
-                candidate,
-                violating,
-                fail_index,
+                none,
+                none,
+                zeros,
                 [no_victims],
                 np.full(b, -1, dtype=np.int64),
                 np.zeros((0, 0), dtype=np.bool_),
-                empty,
-                fail_index,
+                np.empty(0, dtype=object),
+                zeros,
                 self._key,
                 None,
             )
         live_rows = rows[live]
-        base_m = cache.base[live_rows]
+        base_m = cache.base.take(live_rows, axis=0)  # take: much faster than [rows]
         local_live: list[tuple[int, _NodeVictims]] = []
         if local:
             at = {int(p): k for k, p in enumerate(live.tolist())}
@@ -427,41 +457,38 @@ class VictimBatcher:
                     local_live.append((k, entry))
                     base_m[k] = 0
                     base_m[k, : entry.base.shape[0]] = entry.base
-        if len(load_rows):
+        if nominated is not None:
             # The nominated pods of equal or higher priority count (filter pass 1).
-            pos_of = np.searchsorted(load_rows, live_rows)
-            pos_of[pos_of >= len(load_rows)] = 0
-            hit = load_rows[pos_of] == live_rows
-            if hit.any():
-                base_m[hit, : load.shape[1]] += load[pos_of[hit]]
+            base_m += nominated.take(live_rows, axis=0)
         what_if = h.run_filter_what_if(state, pod, live_rows, base_m)
         if what_if is None:
             return None
         index, statuses = what_if
         fits = np.flatnonzero(index < 0)
+        nf = len(fits)
         fit_rows = live_rows[fits]
-        lens = counts[live[fits]]
-        max_len = int(lens.max()) if len(fits) else 0
-        slots_cap = cache.requests.shape[1]
-        requests = np.zeros((len(fits), max_len, width), dtype=np.int64)
+        fit_pos = live[fits]  # batch positions of the rows that fit without victims
+        lens = counts[fit_pos]
+        max_len = int(lens.max()) if nf else 0
         with_stats = self._default_order
-        v_prio = np.zeros((len(fits), max_len), dtype=np.int64)
-        v_start = np.zeros((len(fits), max_len), dtype=np.int64)
-        v_known = np.ones((len(fits), max_len), dtype=np.bool_)
-        if len(fits):
-            take = min(max_len, slots_cap)
+        entries = cache.ordered[fit_rows]  # the lists as of now (the cache moves on)
+        fit_local: list[tuple[int, _NodeVictims]] = []
+        if local_live:
+            fit_at = {int(k): i for i, k in enumerate(fits.tolist())}
+            fit_local = [(fit_at[k], e) for k, e in local_live if k in fit_at]
+        n_violating = np.zeros(nf, dtype=np.int64)
+        v_known: BoolArray | None = None  # None: every victim has a start time
+        if fit_local or max_len > cache.requests.shape[1]:
+            requests = np.zeros((nf, max_len, width), dtype=np.int64)
+            v_prio = np.zeros((nf, max_len), dtype=np.int64)
+            v_start = np.zeros((nf, max_len), dtype=np.int64)
+            v_known = np.ones((nf, max_len), dtype=np.bool_)
+            take = min(max_len, cache.requests.shape[1])
             requests[:, :take] = cache.requests[fit_rows, :take]
             if with_stats:
                 v_prio[:, :take] = cache.victim_priority[fit_rows, :take]
                 v_start[:, :take] = cache.victim_start[fit_rows, :take]
-        n_violating = np.zeros(len(fits), dtype=np.int64)
-        entries = cache.ordered[fit_rows]  # the lists as of now (the cache moves on)
-        if local_live:
-            fit_at = {int(k): i for i, k in enumerate(fits.tolist())}
-            for k, entry in local_live:
-                i = fit_at.get(k, -1)
-                if i < 0:
-                    continue
+            for i, entry in fit_local:
                 r = entry.requests
                 requests[i] = 0
                 requests[i, : r.shape[0], : r.shape[1]] = r
@@ -473,43 +500,57 @@ class VictimBatcher:
                     starts = [q.pod.start_time for q in entry.ordered]
                     v_start[i, :m] = [0 if t is None else t for t in starts]
                     v_known[i, :m] = [t is not None for t in starts]
-        cur = base_m[fits]
-        victim_slots = np.zeros((len(fits), max_len), dtype=np.bool_)
-        for j in range(max_len):
-            sel = np.flatnonzero(lens > j) if j else np.arange(len(fits))
-            if len(sel) == 0:
-                continue
-            cand = cur[sel] + requests[sel, j]
-            ok = h.run_filter_what_if_passes(state, pod, fit_rows[sel], cand)
-            if ok is None:
+        else:
+            # Every row is cached: its slots past its count hold zeros (``store``).
+            requests = cache.requests.take(fit_rows, axis=0)[:, :max_len]
+            if with_stats:
+                v_prio = cache.victim_priority.take(fit_rows, axis=0)[:, :max_len]
+                v_start = cache.victim_start.take(fit_rows, axis=0)[:, :max_len]
+            else:
+                v_prio = v_start = _NO_INTS
+        cur = base_m.take(fits, axis=0)
+        columns = self._columns() if max_len else None
+        if columns is not None:
+            victim_slots = _reprieve(table, fit_rows, cur, requests, *columns)
+        else:
+            generic = self._reprieve_generic(fit_rows, cur, requests, lens)
+            if generic is None:
                 return None
-            cur[sel[ok]] = cand[ok]
-            victim_slots[sel[~ok], j] = True
+            victim_slots = np.ascontiguousarray(generic.T)
         # Statuses: the what-if's, then "no victims", then per-node errors.
         out_statuses = list(statuses)
-        no_victims_at = len(out_statuses)
+        fail_index = np.full(b, len(out_statuses), dtype=np.int64)
         out_statuses.append(no_victims)
-        fail_index[:] = no_victims_at
         fail_index[live] = index
-        n_victims = victim_slots.sum(axis=1)
-        has = n_victims > 0
-        candidate[live[fits]] = has
-        if n_violating.any():
-            viol = (victim_slots & (np.arange(max_len) < n_violating[:, None])).any(axis=1)
-            violating[live[fits]] = viol & has
-        if not has.all():
+        has: BoolArray = np.asarray(victim_slots.any(axis=0))
+        candidate = np.zeros(b, dtype=np.bool_)
+        candidate[fit_pos] = has
+        violating = np.zeros(b, dtype=np.bool_)
+        any_violating = bool(n_violating.any())
+        if any_violating:
+            viol = (victim_slots & (np.arange(max_len)[:, None] < n_violating)).any(axis=0)
+            violating[fit_pos] = viol & has
+        all_have = bool(has.all())
+        if not all_have:
             names = table.names
             for i in np.flatnonzero(~has).tolist():
-                p = int(live[fits[i]])
+                p = int(fit_pos[i])
                 fail_index[p] = len(out_statuses)
                 out_statuses.append(
                     error(f'expected at least one victim pod on node "{names[int(rows[p])]}"')
                 )
         pos = np.full(b, -1, dtype=np.int64)
-        pos[live[fits]] = np.arange(len(fits))
+        pos[fit_pos] = np.arange(nf)
         stats = (
-            _victim_stats(victim_slots, n_violating, v_prio, v_start, v_known)
-            if with_stats and has.any()
+            _victim_stats(
+                victim_slots,
+                n_violating if any_violating else None,
+                np.ascontiguousarray(v_prio.T),
+                np.ascontiguousarray(v_start.T),
+                None if v_known is None else np.ascontiguousarray(v_known.T),
+                has if all_have else None,
+            )
+            if with_stats and nf and (all_have or has.any())
             else None
         )
         return VictimBatch(
@@ -524,6 +565,88 @@ class VictimBatcher:
             self._key,
             stats,
         )
+
+    def _reprieve_generic(
+        self, fit_rows: IntArray, cur: IntArray, requests: IntArray, lens: IntArray
+    ) -> BoolArray | None:
+        """Step 4 through ``run_filter_what_if_passes``: ``slots[i, j]`` says the j-th
+        potential victim of ``fit_rows[i]`` stays a victim (None: a filter cannot
+        answer)."""
+        h, state, pod = self._plugin.handle, self._state, self._pod
+        max_len = requests.shape[1]
+        victim_slots = np.zeros((len(fit_rows), max_len), dtype=np.bool_)
+        for j in range(max_len):
+            sel = np.flatnonzero(lens > j) if j else np.arange(len(fit_rows))
+            if len(sel) == 0:
+                continue
+            cand = cur[sel] + requests[sel, j]
+            ok = h.run_filter_what_if_passes(state, pod, fit_rows[sel], cand)
+            if ok is None:
+                return None
+            cur[sel[ok]] = cand[ok]
+            victim_slots[sel[~ok], j] = True
+        return victim_slots
+
+    def _columns(self) -> tuple[IntArray, IntArray] | None:
+        """``(cols, need)`` of the only active filter that depends on a node's pods,
+        when it answers what-ifs by columns (NodeResourcesFit's
+        ``what_if_columns``); None otherwise (the reprieve loop then asks the
+        framework). Static filters need no asking: every row reprieved on
+        passed them in the "all victims removed" check."""
+        ask = self._ask_columns
+        if ask is _UNKNOWN:
+            ask = self._ask_columns = self._find_columns()
+        if ask is None:
+            return None
+        got: tuple[IntArray, IntArray] | None = ask(self._state, self._pod)
+        return got
+
+    def _find_columns(self) -> Any:
+        """The ``what_if_columns`` of the only active non-static filter, or None."""
+        plugins = getattr(self._plugin.handle, "filter_plugins", None)
+        if plugins is None:
+            return None
+        skip = self._state.skip_filter_plugins
+        found: Any = None
+        for p in plugins:
+            if p.name in skip or is_static_filter(p):
+                continue
+            if found is not None:
+                return None
+            found = p
+        return None if found is None else getattr(found, "what_if_columns", None)
+
+
+def _reprieve(
+    table: NodeTable,
+    rows: IntArray,
+    cur: IntArray,
+    requests: IntArray,
+    cols: IntArray,
+    need: IntArray,
+) -> BoolArray:
+    """Step 4 on the columns a row's fit depends on: a row passes when its free
+    amounts (``allocatable - requested``) are at least ``need`` on every column of
+    ``cols``. ``cur[i]``: the summed requests of ``rows[i]`` with every potential
+    victim gone (it passes); ``requests[i, j]``: the j-th potential victim's
+    request (zero past the last: adding nothing keeps the row passing, so padded
+    slots are never victims). Returns ``slots[j, i]`` (slot-major): the j-th
+    potential victim of row i stays a victim. Works column-major: reductions
+    over a few columns are several times faster along axis 0."""
+    n, m = requests.shape[0], requests.shape[1]
+    free = np.ascontiguousarray((table.allocatable.take(rows, axis=0)[:, cols] - cur[:, cols]).T)
+    reqs = np.ascontiguousarray(requests[:, :, cols].transpose(1, 2, 0))  # (slot, col, row)
+    need_c = need[:, None]
+    slots = np.empty((m, n), dtype=np.bool_)
+    for j in range(m):
+        after = free - reqs[j]
+        ok = np.logical_and.reduce(after >= need_c, axis=0)
+        np.logical_not(ok, out=slots[j])
+        np.copyto(free, after, where=ok)
+    return slots
+
+
+_UNKNOWN: Final = object()
 
 
 class _Restart:

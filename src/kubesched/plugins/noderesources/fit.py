@@ -41,12 +41,13 @@ from kubesched.plugins.noderesources import fit_hints
 from kubesched.plugins.noderesources.fit_check import (
     IgnoredResources,
     PodRequest,
-    failure_masks,
     fits_request,
     fits_rows,
     fits_vector,
+    passes_rows,
     status_of,
-    verdicts_from_masks,
+    verdicts_rows,
+    what_if_columns,
 )
 from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
@@ -124,10 +125,7 @@ class Fit:
         table = getattr(self.handle, "table", None)
         if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
             return None
-        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
-        if masks is None:
-            return None
-        return verdicts_from_masks(req, masks)
+        return verdicts_rows(req, table, rows, requested)
 
     def passes_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
@@ -137,11 +135,18 @@ class Fit:
         table = getattr(self.handle, "table", None)
         if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
             return None
-        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
-        if masks is None:
+        return passes_rows(req, table, rows, requested)
+
+    def what_if_columns(self, state: CycleState, pod: PodInfo) -> tuple[IntArray, IntArray] | None:
+        """``(cols, need)``: ``filter_what_if`` passes a row with summed requests
+        ``requested`` exactly when ``allocatable[cols] - requested[cols] >= need``
+        everywhere (see ``fit_check.what_if_columns``); None when that form does
+        not apply. Preemption's reprieve loop works on these columns alone."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        table = getattr(self.handle, "table", None)
+        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
             return None
-        passed: npt.NDArray[np.bool_] = masks == 0
-        return passed
+        return what_if_columns(req, table)
 
     # -- PreFilter ----------------------------------------------------------
     def pre_filter(

@@ -228,6 +228,8 @@ class _Plan:
     """
 
     __slots__ = (
+        "_alloc_key",
+        "_alloc_t",
         "_checked",
         "_ids",
         "_layout",
@@ -236,8 +238,12 @@ class _Plan:
         "_seq",
         "_sid",
         "_statuses",
+        "bits",
         "checks",
+        "cols",
         "need",
+        "need_cols",
+        "resolvable",
         "table",
         "width",
     )
@@ -269,8 +275,49 @@ class _Plan:
         self.need = need
         self._checked: list[tuple[int, int]] = []
         """(column, need) of the checked columns, for row-by-row updates."""
+        self.cols: IntArray | None = None
+        """The checked columns (``pods`` included), ascending; None when ``need`` is."""
+        self.need_cols: IntArray | None = None
+        """``need`` on ``cols``."""
+        self._alloc_key: tuple[int, int, int] | None = None
+        self._alloc_t: tuple[IntArray, IntArray] | None = None
+        """``allocatable[:, cols]`` transposed (contiguous), and per slot the OR of
+        the ``bits`` of the checked resources (not ``pods``) whose need exceeds the
+        slot's allocatable, for ``_alloc_key`` = (id of the table's matrix, its
+        layout and node generations): allocatable only changes with a node, which
+        bumps the node generation."""
+        self.bits: IntArray | None = None
+        """Per column of ``cols``: its bit of a failure mask (``pods`` 1, the i-th
+        check ``1 << (2 + i)``)."""
+        self.resolvable: npt.NDArray[np.bool_] | None = None
+        """Per column of ``cols``: True for ``pods`` (its failure is never unresolvable)."""
         if need is not None:
             self._checked = [(c, int(q)) for c, q in enumerate(need.tolist()) if q != _INT64_MIN]
+            self.cols = np.array([c for c, _ in self._checked], dtype=np.int64)
+            self.need_cols = need[self.cols]
+            bit_of = {COL_PODS: 1}
+            for bit, (name, _) in enumerate(self.checks, start=2):
+                bit_of[table.res_index[name]] = 1 << bit
+            self.bits = np.array([bit_of[c] for c, _ in self._checked], dtype=np.int64)
+            self.resolvable = np.array([c == COL_PODS for c, _ in self._checked])
+
+    def alloc_cols(self, table: NodeTable, rows: IntArray) -> tuple[IntArray, IntArray]:
+        """``allocatable[rows][:, cols].T`` as a contiguous (checks, rows) matrix, and
+        per row the bits of the checked resources it cannot hold even empty (a
+        failure on one of them is unresolvable). Requires ``cols``."""
+        key = (id(table.allocatable), table.layout_generation, table.node_generation)
+        got = self._alloc_t
+        if got is None or key != self._alloc_key:
+            assert self.cols is not None and self.need_cols is not None
+            assert self.bits is not None and self.resolvable is not None
+            at = np.ascontiguousarray(table.allocatable[:, self.cols].T)
+            big = (self.need_cols[:, None] > at) & ~self.resolvable[:, None]
+            # Distinct powers of two: their sum is their OR.
+            over = np.where(big, self.bits[:, None], 0).sum(axis=0)
+            got = (at, over)
+            self._alloc_t = got
+            self._alloc_key = key
+        return got[0].take(rows, axis=1), got[1].take(rows)
 
     def verdicts_of(self, req: PodRequest, table: NodeTable, rows: IntArray | None) -> Verdicts:
         """Verdicts of ``rows`` (None = every slot; free slots pass). Requires ``need``."""
@@ -414,6 +461,78 @@ def _plan(req: PodRequest, table: NodeTable) -> _Plan:
         plans[key] = plan
     _LAST[:] = [(req, plan)]
     return plan
+
+
+def what_if_columns(req: PodRequest, table: NodeTable) -> tuple[IntArray, IntArray] | None:
+    """``(cols, need)`` such that a row whose summed requests are ``requested`` passes
+    Filter exactly when ``allocatable[cols] - requested[cols] >= need`` holds
+    everywhere (``pods`` is among the columns with need 1). None when some checked
+    resource has no column or the checks do not fit a mask (use
+    :func:`failure_masks`). The arrays are shared: never write into them."""
+    plan = _plan(req, table)
+    if plan.cols is None or plan.need_cols is None:
+        return None
+    return plan.cols, plan.need_cols
+
+
+def passes_rows(
+    req: PodRequest, table: NodeTable, rows: IntArray, requested: IntArray
+) -> npt.NDArray[np.bool_] | None:
+    """``failure_masks(...) == 0`` for ``rows`` of the table with summed requests
+    ``requested`` (table-shaped), without building the masks."""
+    plan = _plan(req, table)
+    cols, need = plan.cols, plan.need_cols
+    if cols is None or need is None:
+        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
+        if masks is None:
+            return None
+        passed: npt.NDArray[np.bool_] = masks == 0
+        return passed
+    # Column-major (checks, rows): numpy reduces over a few checks much faster
+    # along axis 0; ``take`` gathers rows much faster than fancy indexing.
+    alloc, _ = plan.alloc_cols(table, rows)
+    free = alloc - np.ascontiguousarray(requested[:, cols].T)
+    ok: npt.NDArray[np.bool_] = np.logical_and.reduce(free >= need[:, None], axis=0)
+    return ok
+
+
+def verdicts_rows(
+    req: PodRequest, table: NodeTable, rows: IntArray, requested: IntArray
+) -> Verdicts | None:
+    """``verdicts_from_masks(req, failure_masks(...))`` for ``rows`` of the table with
+    summed requests ``requested``: masks are built for the failing rows only and
+    the statuses are the plan's shared ones."""
+    plan = _plan(req, table)
+    cols, need = plan.cols, plan.need_cols
+    if cols is None or need is None:
+        masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
+        if masks is None:
+            return None
+        return verdicts_from_masks(req, masks)
+    # Column-major (checks, rows): numpy reduces over a few checks much faster
+    # along axis 0; ``take`` gathers much faster than fancy indexing.
+    alloc, over = plan.alloc_cols(table, rows)
+    need_c = need[:, None]
+    fail = alloc - np.ascontiguousarray(requested[:, cols].T) < need_c
+    pos = np.flatnonzero(np.logical_or.reduce(fail, axis=0))
+    if len(pos) == 0:
+        return Verdicts(pass_index(len(rows)), ())
+    # failure_masks on the checked columns of the failing rows: the bits of the
+    # failed columns, and bit 1 when a failed resource exceeds the allocatable.
+    if len(pos) < len(rows):
+        fail = fail.take(pos, axis=1)
+        over = over.take(pos)
+    assert plan.bits is not None
+    masks = plan.bits @ fail
+    masks |= ((masks & over) != 0).astype(np.int64) << 1
+    index = np.full(len(rows), -1, dtype=np.int32)
+    first = int(masks[0])
+    if len(masks) == 1 or bool((masks == first).all()):
+        index[pos] = 0
+        return Verdicts(index, (plan.status(first),))
+    uniq, inverse = np.unique(masks, return_inverse=True)
+    index[pos] = inverse.astype(np.int32)
+    return Verdicts(index, [plan.status(int(m)) for m in uniq])
 
 
 def failure_masks(

@@ -24,6 +24,13 @@ class NominatedLoad:
         self._mat = np.zeros((16, 0), dtype=np.int64)
         self._uids: list[str] = []
         self._pos: dict[str, int] = {}
+        self._prio_counts: dict[int, int] = {}
+        """Priority -> how many nominated pods have it."""
+        self._slots = 0
+        """The table's capacity (rows are below it)."""
+        self._dense: tuple[IntArray, IntArray] | None = None
+        """(per-row summed requests of every nominated pod (capacity, width), pods
+        per row), kept up to date once built; None: to be built."""
         self._last: tuple[str, int, IntArray, IntArray] | None = None
         """The last answer (pod UID, priority, rows, vectors): a cycle asks again for
         the same pod (filtering, then preemption) with nothing changed between."""
@@ -48,16 +55,22 @@ class NominatedLoad:
         width = self._mat.shape[1]
         if n == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=np.int64)
-        mask = self._prios[:n] >= pod.pod.priority
         own = self._pos.get(pod.pod.uid)
+        if min(self._prio_counts) >= pod.pod.priority:
+            return self._query_all(own)
+        mask = self._prios[:n] >= pod.pod.priority
         if own is not None:
             mask[own] = False
         if not mask.any():
             return np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=np.int64)
-        rows = self._rows[:n][mask]
+        # ``take`` with an index gathers 2-D rows much faster than boolean or fancy
+        # indexing; the stable sort keeps pods of one node in log order.
+        idx = np.flatnonzero(mask)
+        rows = self._rows.take(idx)
         order = np.argsort(rows, kind="stable")
-        rows = rows[order]
-        mat = self._mat[:n][mask][order]
+        idx = idx.take(order)
+        rows = rows.take(order)
+        mat = self._mat.take(idx, axis=0)
         if len(rows) < 2:
             return rows, mat
         starts = rows[1:] != rows[:-1]
@@ -65,12 +78,41 @@ class NominatedLoad:
             return rows, mat  # one nominated pod per node: nothing to sum
         # Several pods on a node: sum each run of equal rows (exact int64 sums).
         first = np.flatnonzero(np.concatenate(([True], starts)))
-        return rows[first], np.add.reduceat(mat, first, axis=0)
+        return rows.take(first), np.add.reduceat(mat, first, axis=0)
+
+    def _query_all(self, own: int | None) -> tuple[IntArray, IntArray]:
+        """``_query`` when every nominated pod counts (but the asking pod's own
+        entry ``own``, if any): read off the per-row sums (no sort; int64 sums
+        are exact modulo 2**64, so the order of additions does not matter)."""
+        dense, count = self._dense_load()
+        rows = np.flatnonzero(count)
+        if own is None:
+            return rows, dense.take(rows, axis=0)
+        row = int(self._rows[own])
+        if count[row] == 1:
+            rows = rows[rows != row]  # its only pod does not count
+            return rows, dense.take(rows, axis=0)
+        mat = dense.take(rows, axis=0)
+        mat[int(np.searchsorted(rows, row))] -= self._mat[own]
+        return rows, mat
+
+    def _dense_load(self) -> tuple[IntArray, IntArray]:
+        if self._dense is None:
+            n = len(self._uids)
+            rows = self._rows[:n]
+            slots = max(self._slots, int(rows.max()) + 1 if n else 0)
+            dense = np.zeros((slots, self._mat.shape[1]), dtype=np.int64)
+            np.add.at(dense, rows, self._mat[:n])
+            self._dense = (dense, np.bincount(rows, minlength=slots).astype(np.int64))
+        return self._dense
 
     def _sync(self, nominator: Nominator, table: NodeTable) -> bool:
         """Apply the nominator's changes; True if anything may have changed."""
         key = (id(table), table.node_generation, len(table.resources))
         log = nominator.take_log()
+        if table.capacity != self._slots:
+            self._slots = table.capacity
+            self._dense = None
         if key != self._key:
             self._rebuild(nominator, table)
             return True
@@ -90,6 +132,8 @@ class NominatedLoad:
     def _rebuild(self, nominator: Nominator, table: NodeTable) -> None:
         self._uids = []
         self._pos = {}
+        self._prio_counts = {}
+        self._dense = None
         self._mat = np.zeros((16, len(table.resources)), dtype=np.int64)
         for uid, node in nominator.nominated_pod_to_node.items():
             info = nominator.infos.get(uid)
@@ -100,6 +144,7 @@ class NominatedLoad:
             grown = np.zeros((self._mat.shape[0], len(table.resources)), dtype=np.int64)
             grown[:, : self._mat.shape[1]] = self._mat
             self._mat = grown
+            self._dense = None
         self._key = (id(table), table.node_generation, len(table.resources))
 
     def _append(self, uid: str, row: int, info: PodInfo, table: NodeTable) -> None:
@@ -114,18 +159,40 @@ class NominatedLoad:
             rows[:n] = self._rows[:n]
             prios[:n] = self._prios[:n]
             mat[:n, : self._mat.shape[1]] = self._mat[:n]
+            if width != self._mat.shape[1]:
+                self._dense = None
             self._rows, self._prios, self._mat = rows, prios, mat
+        prio = info.pod.priority
         self._rows[n] = row
-        self._prios[n] = info.pod.priority
+        self._prios[n] = prio
         self._mat[n] = 0
         self._mat[n, : len(vec)] = vec
         self._uids.append(uid)
         self._pos[uid] = n
+        self._prio_counts[prio] = self._prio_counts.get(prio, 0) + 1
+        if self._dense is not None:
+            dense, count = self._dense
+            if row < len(count):
+                dense[row] += self._mat[n]
+                count[row] += 1
+            else:
+                self._dense = None
 
     def _remove(self, uid: str) -> None:
         i = self._pos.pop(uid, None)
         if i is None:
             return
+        prio = int(self._prios[i])
+        left = self._prio_counts[prio] - 1
+        if left:
+            self._prio_counts[prio] = left
+        else:
+            del self._prio_counts[prio]
+        if self._dense is not None:
+            dense, count = self._dense
+            row = int(self._rows[i])
+            dense[row] -= self._mat[i]
+            count[row] -= 1
         last = len(self._uids) - 1
         if i != last:
             moved = self._uids[last]
