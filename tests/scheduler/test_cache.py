@@ -327,6 +327,20 @@ class CacheMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: any(not s.assumed for s in self.pods.values()))
     @rule(data=st.data())
+    def patch_pod_status(self, data: st.DataObject) -> None:
+        """A status patch or graceful deletion: a copy sharing the spec (the cache's
+        one-step replace that keeps the summed requests)."""
+        st_ = self._pick(data, False)
+        new = st_.pod.copy()
+        if data.draw(st.booleans()):
+            new.deletion_timestamp = 1
+        else:
+            new.phase = "Running" if new.phase != "Running" else "Pending"
+        self.cache.update_pod(st_.pod, new)
+        self.pods[new.uid] = PodState(new, False)
+
+    @precondition(lambda self: any(not s.assumed for s in self.pods.values()))
+    @rule(data=st.data())
     def remove_pod(self, data: st.DataObject) -> None:
         st_ = self._pick(data, False)
         self.cache.remove_pod(st_.pod)
@@ -352,6 +366,39 @@ TestCacheStateMachine = CacheMachine.TestCase
 
 
 # --------------------------------------------------------------------------- table-driven
+
+
+@pytest.mark.parametrize(
+    "same_spec",
+    [
+        pytest.param(True, id="a status patch moves the pod to the end of its node's list"),
+        pytest.param(False, id="a spec change moves the pod to the end of its node's list"),
+    ],
+)
+def test_update_pod_is_remove_then_add(same_spec: bool) -> None:
+    """update_pod on one node equals remove_pod then add_pod: the node's pods in the
+    same order (the last takes the freed slot, the updated pod goes last) and the
+    same table row."""
+    node = make_node("n1").capacity(cpu="8", memory="8Gi", pods=10).obj()
+    pods = [make_pod(f"p{i}").node("n1").req(cpu=f"{i + 1}00m").obj() for i in range(4)]
+    updated = pods[1].copy()
+    updated.deletion_timestamp = 5
+    if not same_spec:
+        updated = make_pod("p1").node("n1").req(cpu="700m").obj()
+        updated.uid = pods[1].uid
+    got, want = Cache(), Cache()
+    for cache in (got, want):
+        cache.add_node(node)
+        for p in pods:
+            cache.add_pod(p)
+    got.update_pod(pods[1], updated)
+    want.remove_pod(pods[1])
+    want.add_pod(updated)
+    got_info, want_info = got.nodes["n1"], want.nodes["n1"]
+    assert [p.pod.name for p in got_info.pods] == ["p0", "p3", "p2", "p1"]
+    assert [p.pod for p in got_info.pods] == [p.pod for p in want_info.pods]
+    assert info_facts(got_info) == info_facts(want_info)
+    assert row_facts(got.table, "n1") == row_facts(want.table, "n1")
 
 
 def test_zone_order_survives_removing_a_zones_first_node() -> None:

@@ -606,28 +606,32 @@ class Framework:
         (index aligned with rows, -1 = pass; statuses). Static filters are read
         from their vector form; the others answer the what-if. None if some
         plugin cannot answer."""
-        result = np.full(len(rows), -1, dtype=np.int32)
+        result: np.ndarray | None = None  # None: every row passes so far
         statuses: list[Status] = []
         skip = state.skip_filter_plugins
         for p in self.filter_plugins:
             if p.name in skip:
                 continue
-            if is_static_filter(p):
+            static = is_static_filter(p)
+            if static:
                 v = p.filter_vector(state, pod, self.table)  # type: ignore[attr-defined]
-                if v is None:
-                    return None
-                index = v.index[rows]
             else:
                 v = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
-                if v is None:
-                    return None
-                index = v.index
+            if v is None:
+                return None
             if not v.statuses:
                 continue
-            fail = (result < 0) & (index >= 0)
-            if fail.any():
-                result[fail] = index[fail] + len(statuses)
+            index = v.index.take(rows) if static else v.index
+            if result is None:
+                # Nothing failed before: the plugin's index is the answer (-1 = pass).
+                result = index.astype(np.int32)
+            else:
+                fail = (result < 0) & (index >= 0)
+                if fail.any():
+                    result[fail] = index[fail] + len(statuses)
             statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+        if result is None:
+            result = np.full(len(rows), -1, dtype=np.int32)
         return result, statuses
 
     # ------------------------------------------------------------------ PostFilter

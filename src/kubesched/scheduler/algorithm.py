@@ -105,7 +105,7 @@ class _Overrides:
             dense[self.rows] = self.index
             self._dense = dense
         got = dense.take(rows, mode="clip")
-        hit = np.flatnonzero(got != _NOT_OVERRIDDEN)
+        hit = (got != _NOT_OVERRIDDEN).nonzero()[0]
         return hit, got[hit]
 
     @staticmethod
@@ -320,7 +320,7 @@ class Algorithm:
                 if overrides:
                     hits, ov_index = overrides.lookup(chunk)
                     passing[hits] = ov_index < 0
-            ok = np.flatnonzero(passing)
+            ok = passing.nonzero()[0]
             if need > 0:
                 take = ok[:need]
                 parts.append(chunk[take])
@@ -390,7 +390,7 @@ class Algorithm:
         else:
             seen = np.zeros(len(every), dtype=np.bool_)
             seen[fail_index] = True
-            for i in np.flatnonzero(seen).tolist():
+            for i in seen.nonzero()[0].tolist():
                 diagnosis.add_plugin_status(every[i])
         nts = diagnosis.node_to_status
         if isinstance(nts, LazyNodeToStatus):
@@ -422,7 +422,7 @@ class Algorithm:
                     load_rows, load = load_rows[keep], load[keep]
             if len(load_rows) == 0:
                 return _NO_OVERRIDES
-            requested = table.requested[load_rows]
+            requested = table.requested.take(load_rows, axis=0)  # faster than [rows]
             width = len(table.resources)
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
@@ -489,7 +489,8 @@ def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, 
     table = fwk.table
     rows: list[int] = []
     vectors: list[list[IntArray]] = []
-    for row in np.unique(scan).tolist():
+    # A short scan: a set beats np.unique's sort machinery on a handful of rows.
+    for row in sorted(set(scan.tolist())):
         noms = fwk.nominated_ge(pod, table.names[row])
         if noms:
             rows.append(row)

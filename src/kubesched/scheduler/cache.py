@@ -169,9 +169,17 @@ class Cache:
         st = self._pods.get(old.uid)
         if st is None:
             raise CacheError(f"pod {old.key}({old.uid}) is not added to scheduler cache")
-        self._detach(st.info, st.node)
         pi = PodInfo(new)
-        self._attach(pi, new.node_name)
+        info = self.nodes.get(st.node)
+        if info is not None and st.node == new.node_name:
+            # Remove-then-add on one node in a single step: the pod goes to the end
+            # of the node's list and, when its spec is unchanged (status patches,
+            # graceful deletion), the summed requests are not recomputed.
+            removed = info.replace_pod(st.info.pod, pi)
+            self.table.replace_pod(self.table.row_of[st.node], removed, pi)
+        else:
+            self._detach(st.info, st.node)
+            self._attach(pi, new.node_name)
         self._pods[new.uid] = _PodState(pi, new.node_name, st.assumed)
 
     def remove_pod(self, pod: Pod) -> None:

@@ -376,7 +376,7 @@ class VictimBatcher:
         infos = table.infos
         prio = pod.pod.priority
         if self._cacheable:
-            stale = np.flatnonzero(~cache.valid[rows] | (cache.priority[rows] != prio))
+            stale = (~cache.valid[rows] | (cache.priority[rows] != prio)).nonzero()[0]
         else:
             stale = np.arange(len(rows))
         local: dict[int, _NodeVictims | None] = {}
@@ -430,7 +430,7 @@ class VictimBatcher:
             for p, entry in local.items():
                 counts[p] = 0 if entry is None else len(entry.ordered)
         no_victims = unresolvable(MSG_NO_VICTIMS)
-        live = np.flatnonzero(counts > 0)
+        live = (counts > 0).nonzero()[0]
         if len(live) == 0:
             none = np.zeros(b, dtype=np.bool_)
             zeros = np.zeros(b, dtype=np.int64)  # 0: no_victims
@@ -464,7 +464,7 @@ class VictimBatcher:
         if what_if is None:
             return None
         index, statuses = what_if
-        fits = np.flatnonzero(index < 0)
+        fits = (index < 0).nonzero()[0]
         nf = len(fits)
         fit_rows = live_rows[fits]
         fit_pos = live[fits]  # batch positions of the rows that fit without victims

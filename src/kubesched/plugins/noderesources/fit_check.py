@@ -514,7 +514,7 @@ def verdicts_rows(
     alloc, over = plan.alloc_cols(table, rows)
     need_c = need[:, None]
     fail = alloc - np.ascontiguousarray(requested[:, cols].T) < need_c
-    pos = np.flatnonzero(np.logical_or.reduce(fail, axis=0))
+    pos = np.logical_or.reduce(fail, axis=0).nonzero()[0]
     if len(pos) == 0:
         return Verdicts(pass_index(len(rows)), ())
     # failure_masks on the checked columns of the failing rows: the bits of the
