@@ -36,6 +36,8 @@ from kubesched.plugins.noderesources.balanced_allocation import (
     _balance_score_2,
     _balance_score_n,
 )
+from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
+from kubesched.plugins.noderesources.fit_check import PodRequest, _plan, failure_masks
 from kubesched.plugins.noderesources.resource_allocation import ResourceAllocation
 from kubesched.scheduler.cache import Cache
 from tests.plugins.noderesources.test_vector_equivalence import (
@@ -202,6 +204,39 @@ def test_incremental_paths_follow_cluster_changes(
                 check_filter(table, fit_plugin, pi)
                 check_scores(table, fit_plugin, pi)
                 check_scores(table, balanced_plugin, pi)
+
+    check()
+    for op in scenario.ops:
+        world.apply(*op)
+        check()
+
+
+@settings(max_examples=100, deadline=None)
+@given(scenario=scenarios(), fit=fit_args())
+def test_row_mask_matches_failure_masks(scenario: Scenario, fit: NodeResourcesFitArgs) -> None:
+    """The plain-Python mask of one row (``_Plan._row_mask``, used by the
+    incremental update) equals ``failure_masks`` on that row, for every live
+    row after every cluster change."""
+    world = World(scenario)
+    plugin = Fit(fit)
+    incoming = [PodInfo(Pod(f"in{i}", spec=s)) for i, s in enumerate(scenario.specs)]
+
+    def check() -> None:
+        table = world.cache.table
+        for pi in incoming:
+            state = CycleState()
+            plugin.pre_filter(state, pi, table)
+            req = state.get(PRE_FILTER_STATE_KEY)
+            assert isinstance(req, PodRequest)
+            plan = _plan(req, table)
+            if plan.need is None:
+                continue  # no incremental path for this request
+            for r in table.order.tolist():
+                want = failure_masks(
+                    req, table.allocatable[r : r + 1], table.requested[r : r + 1], table.res_index
+                )
+                assert want is not None
+                assert plan._row_mask(table, r, table.free[r].tolist()) == int(want[0])
 
     check()
     for op in scenario.ops:

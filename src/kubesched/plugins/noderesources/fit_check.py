@@ -238,6 +238,7 @@ class _Plan:
         "_seq",
         "_sid",
         "_statuses",
+        "_terms",
         "bits",
         "checks",
         "cols",
@@ -275,6 +276,9 @@ class _Plan:
         self.need = need
         self._checked: list[tuple[int, int]] = []
         """(column, need) of the checked columns, for row-by-row updates."""
+        self._terms: list[tuple[int, int, int]] = []
+        """(bit, column, request) of each of ``checks``, in order: ``failure_masks``
+        on one row, in plain Python (set with ``need``)."""
         self.cols: IntArray | None = None
         """The checked columns (``pods`` included), ascending; None when ``need`` is."""
         self.need_cols: IntArray | None = None
@@ -300,6 +304,10 @@ class _Plan:
                 bit_of[table.res_index[name]] = 1 << bit
             self.bits = np.array([bit_of[c] for c, _ in self._checked], dtype=np.int64)
             self.resolvable = np.array([c == COL_PODS for c, _ in self._checked])
+            self._terms = [
+                (1 << bit, table.res_index[name], q)
+                for bit, (name, q) in enumerate(self.checks, start=2)
+            ]
 
     def alloc_cols(self, table: NodeTable, rows: IntArray) -> tuple[IntArray, IntArray]:
         """``allocatable[rows][:, cols].T`` as a contiguous (checks, rows) matrix, and
@@ -390,7 +398,7 @@ class _Plan:
         self, req: PodRequest, table: NodeTable, sid: npt.NDArray[np.int32], rows: set[int]
     ) -> None:
         """Re-evaluate a few changed rows (plain Python on a row is cheaper than
-        numpy calls; the mask of a failing row comes from ``failure_masks``)."""
+        numpy calls; the mask of a failing row is ``_row_mask``'s)."""
         free = table.free
         alive = table.alive
         checked = self._checked
@@ -398,18 +406,25 @@ class _Plan:
             row = free[r].tolist()
             new = -1
             if alive[r] and any(row[c] < q for c, q in checked):
-                masks = failure_masks(
-                    req,
-                    table.allocatable[r : r + 1],
-                    table.requested[r : r + 1],
-                    table.res_index,
-                )
-                assert masks is not None
-                new = self._id(int(masks[0]))
+                new = self._id(self._row_mask(table, r, row))
             old = int(sid[r])
             if new != old:
                 sid[r] = new
                 self._n_fail += (new >= 0) - (old >= 0)
+
+    def _row_mask(self, table: NodeTable, r: int, free: list[int]) -> int:
+        """``failure_masks`` of row ``r`` (``free``: its free amounts as a list), in
+        plain Python: every check has a column (``need`` is set), so no bit of an
+        unknown resource; requests fit int64, so comparisons match numpy's."""
+        alloc = table.allocatable[r].tolist()
+        mask = int(int(table.requested[r, COL_PODS]) >= alloc[COL_PODS])
+        unresolvable = False
+        for bit, col, q in self._terms:
+            if q > free[col]:
+                mask |= bit
+                if q > alloc[col]:
+                    unresolvable = True
+        return mask | 2 if unresolvable else mask
 
     def _id(self, mask: int) -> int:
         i = self._ids.get(mask)

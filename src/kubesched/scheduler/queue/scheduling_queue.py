@@ -69,6 +69,14 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION: Final = 5 * 60 * NANOS
 DEFAULT_MAX_IN_UNSCHEDULABLE: Final = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
 LEFTOVER_FLUSH_PERIOD: Final = 30 * NANOS
 
+
+@functools.lru_cache(maxsize=64)
+def _is_scale_down(event: ClusterEvent) -> bool:
+    """``match_cluster_events(_SCALE_DOWN, event)``, memoised: every bound pod's
+    update asks it about one of a handful of events (enum flag arithmetic is slow)."""
+    return match_cluster_events(_SCALE_DOWN, event)
+
+
 QueueSortLess = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueFn = Callable[[Pod], Status]
 """Runs the profile's PreEnqueue plugins; a non-success status gates the pod and
@@ -391,7 +399,7 @@ class SchedulingQueue:
         A scale-down may free resources for any pod, so it considers the
         whole pool; other updates only the cross-topology candidates.
         """
-        if match_cluster_events(_SCALE_DOWN, event):
+        if _is_scale_down(event):
             self.move_all_to_active_or_backoff_queue(event, old, new)
         else:
             self._move_pods(self._pods_with_cross_topology_term(new), event, old, new)
