@@ -422,7 +422,7 @@ class Algorithm:
                     load_rows, load = load_rows[keep], load[keep]
             if len(load_rows) == 0:
                 return _NO_OVERRIDES
-            requested = table.requested.take(load_rows, axis=0)  # faster than [rows]
+            requested = table.requested[load_rows]
             width = len(table.resources)
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
