@@ -26,6 +26,11 @@ from kubesched.framework.preemption import (
     Candidate,
     CandidateList,
     Evaluator,
+)
+from kubesched.framework.results import NodeToStatus, PostFilterResult
+from kubesched.framework.status import SUCCESS, Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.victims import (
     Victims,
     earliest_start_time,
     pick_by_stats,
@@ -33,9 +38,6 @@ from kubesched.framework.preemption import (
     pick_one_node_for_preemption,
     victim_stats,
 )
-from kubesched.framework.results import NodeToStatus, PostFilterResult
-from kubesched.framework.status import SUCCESS, Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo
 from tests.builders import make_pod
 from tests.plugins.preemption_harness import (
     HIGH,

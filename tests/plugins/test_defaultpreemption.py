@@ -39,10 +39,10 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle as PreemptionHandle
 from kubesched.framework.interfaces import Verdicts
 from kubesched.framework.nodetable import COL_CPU, COL_PODS, IntArray
-from kubesched.framework.preemption import victim_stats
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.victims import victim_stats
 from kubesched.plugins.defaultpreemption import (
     DefaultPreemption,
     filter_pods_with_pdb_violation,

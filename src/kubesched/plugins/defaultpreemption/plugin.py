@@ -45,12 +45,11 @@ from kubesched.framework.preemption import (
     MSG_WAITING,
     REASON_PREEMPTION_BY_SCHEDULER,
     Evaluator,
-    Victims,
-    pod_start_time,
 )
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.victims import Victims, pod_start_time
 from kubesched.plugins.defaultpreemption.vector import VictimBatcher, VictimCache
 
 NAME: Final = "DefaultPreemption"

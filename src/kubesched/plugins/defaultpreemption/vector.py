@@ -46,13 +46,11 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import is_static_filter
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.preemption import (
-    MAX_INT32_PLUS_1,
     MSG_NO_VICTIMS,
-    StatColumns,
-    Victims,
 )
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.victims import MAX_INT32_PLUS_1, StatColumns, Victims
 
 if TYPE_CHECKING:
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
