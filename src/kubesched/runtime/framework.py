@@ -182,6 +182,7 @@ class Framework:
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
         self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
+        self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
         self.force_exact = False
         """Tests set this to run every point through the per-node (exact) path."""
 
@@ -502,17 +503,7 @@ class Framework:
         per-pod state that AddPod/RemovePod would change."""
         if self.force_exact:
             return False
-        skip = state.skip_filter_plugins
-        memo = self._what_if_memo
-        if memo is not None and memo[0] is skip:
-            return memo[1]
-        ok = not any(name not in skip for name in self._what_if_blockers)
-        # Pods of one spec share their skip set object (PreFilter memos): most
-        # cycles answer from this one-entry memo.
-        self._what_if_memo = (skip, ok)
-        return ok
-
-    _what_if_memo: tuple[frozenset[str], bool] | None = None
+        return self._skip_answers(state.skip_filter_plugins)[0]
 
     def what_if_spec_determined(self, state: CycleState) -> bool:
         """True when ``run_filter_what_if``'s answer for this cycle is a function
@@ -521,17 +512,19 @@ class Framework:
         asked about alone: every active filter is one of the in-tree filters known
         to read nothing else. The scheduling cycle may then reuse an earlier
         answer for equal inputs."""
-        skip = state.skip_filter_plugins
-        memo = self._spec_determined_memo
-        if memo is not None and memo[0] is skip:
-            return memo[1]
-        ok = all(
-            p.name in _SPEC_DETERMINED_FILTERS for p in self.filter_plugins if p.name not in skip
-        )
-        self._spec_determined_memo = (skip, ok)
-        return ok
+        return self._skip_answers(state.skip_filter_plugins)[1]
 
-    _spec_determined_memo: tuple[frozenset[str], bool] | None = None
+    def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
+        """(``what_if_supported``, ``what_if_spec_determined``) without force_exact:
+        both depend only on the set of skipped plugins, so they are decided once
+        per distinct set (a profile sees a handful)."""
+        got = self._skip_answers_memo.get(skip)
+        if got is None:
+            active = [p.name for p in self.filter_plugins if p.name not in skip]
+            supported = not any(name not in skip for name in self._what_if_blockers)
+            determined = all(name in _SPEC_DETERMINED_FILTERS for name in active)
+            got = self._skip_answers_memo[skip] = (supported, determined)
+        return got
 
     @functools.cached_property
     def _what_if_blockers(self) -> frozenset[str]:

@@ -469,15 +469,6 @@ class Algorithm:
             out[row] = s
         return _Overrides.of(out) if out else _NO_OVERRIDES
 
-    # ------------------------------------------------------------------ scoring
-    def prioritize_nodes(
-        self, fwk: Framework, state: CycleState, pod: PodInfo, nodes: NodeSet
-    ) -> tuple[IntArray, dict[str, IntArray]]:
-        if not fwk.has_score_plugins():
-            return np.ones(len(nodes), dtype=np.int64), {}
-        fwk.run_pre_score_plugins(state, pod, nodes)
-        return fwk.run_score_plugins(state, pod, nodes)
-
 
 _SHORT_SCAN: Final = 8
 """Scans of at most this many rows read their nominated pods node by node."""

@@ -147,17 +147,8 @@ class Cache:
         """An assigned pod seen in the cluster (confirms an assumed one)."""
         st = self._pods.get(pod.uid)
         if st is not None and st.assumed:
-            pi = PodInfo(pod)
-            info = self.nodes.get(st.node)
-            if info is not None and st.node == pod.node_name:
-                # The binding confirmed: the same pod moves to the end of its node's
-                # list (remove-then-add), usually with nothing else to recompute.
-                removed = info.replace_pod(st.info.pod, pi)
-                self.table.replace_pod(self.table.row_of[st.node], removed, pi)
-            else:
-                self._detach(st.info, st.node)
-                self._attach(pi, pod.node_name)
-            self._pods[pod.uid] = _PodState(pi, pod.node_name, False)
+            # The binding confirmed: remove-then-add, as upstream.
+            self._pods[pod.uid] = _PodState(self._move(st, pod), pod.node_name, False)
             return
         if st is not None:
             raise CacheError(f"pod {pod.key}({pod.uid}) was already in added state")
@@ -169,18 +160,22 @@ class Cache:
         st = self._pods.get(old.uid)
         if st is None:
             raise CacheError(f"pod {old.key}({old.uid}) is not added to scheduler cache")
+        self._pods[new.uid] = _PodState(self._move(st, new), new.node_name, st.assumed)
+
+    def _move(self, st: _PodState, new: Pod) -> PodInfo:
+        """Upstream's remove-then-add of a cached pod (``st``) as ``new``; returns
+        its new PodInfo. On one node it is a single step: the pod goes to the end
+        of the node's list and, when its spec is unchanged (binding confirmed,
+        status patches, graceful deletion), the summed requests are not recomputed."""
         pi = PodInfo(new)
         info = self.nodes.get(st.node)
         if info is not None and st.node == new.node_name:
-            # Remove-then-add on one node in a single step: the pod goes to the end
-            # of the node's list and, when its spec is unchanged (status patches,
-            # graceful deletion), the summed requests are not recomputed.
             removed = info.replace_pod(st.info.pod, pi)
             self.table.replace_pod(self.table.row_of[st.node], removed, pi)
         else:
             self._detach(st.info, st.node)
             self._attach(pi, new.node_name)
-        self._pods[new.uid] = _PodState(pi, new.node_name, st.assumed)
+        return pi
 
     def remove_pod(self, pod: Pod) -> None:
         st = self._pods.pop(pod.uid, None)

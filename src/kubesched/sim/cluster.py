@@ -252,10 +252,6 @@ class Cluster:
         new.phase = SUCCEEDED
         self._replace(cur, new)
 
-    def delete_pod_at_once(self, pod: Pod, reason: str) -> None:
-        """Delete now, without grace (used for pods never bound)."""
-        self._remove_pod(pod, reason)
-
     def delete_gracefully(self, pod: Pod, reason: str) -> None:
         """DELETE with the pod's grace period: the pod keeps its node and resources
         until the grace period ends (a pod never bound, or already finished, goes at once)."""

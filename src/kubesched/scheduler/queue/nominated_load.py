@@ -31,9 +31,11 @@ class NominatedLoad:
         self._dense: tuple[IntArray, IntArray] | None = None
         """(per-row summed requests of every nominated pod (capacity, width), pods
         per row), kept up to date once built; None: to be built."""
-        self._last: tuple[str, int, IntArray, IntArray] | None = None
-        """The last answer (pod UID, priority, rows, vectors): a cycle asks again for
-        the same pod (filtering, then preemption) with nothing changed between."""
+        self._last: tuple[str | None, int, IntArray, IntArray] | None = None
+        """The last answer (the asking pod's UID if it is nominated itself, else
+        None; priority; rows; vectors). The answer depends on nothing else while
+        nothing changed: a cycle asks again for the same pod (filtering, then
+        preemption), and consecutive pods of one priority share it."""
 
     def query(
         self, nominator: Nominator, pod: PodInfo, table: NodeTable
@@ -43,11 +45,13 @@ class NominatedLoad:
         if self._sync(nominator, table):
             self._last = None
         last = self._last
-        uid, prio = pod.pod.uid, pod.pod.priority
-        if last is not None and last[0] == uid and last[1] == prio:
+        uid = pod.pod.uid
+        own = uid if uid in self._pos else None
+        prio = pod.pod.priority
+        if last is not None and last[0] == own and last[1] == prio:
             return last[2], last[3]
         rows, mat = self._query(pod)
-        self._last = (uid, prio, rows, mat)
+        self._last = (own, prio, rows, mat)
         return rows, mat
 
     def _query(self, pod: PodInfo) -> tuple[IntArray, IntArray]:

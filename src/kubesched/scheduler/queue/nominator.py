@@ -37,8 +37,6 @@ class Nominator:
         """Node name -> nominated pods, in nomination order."""
         self.nominated_pod_to_node: dict[str, str] = {}
         """Pod UID -> node name."""
-        self.version = 0
-        """Bumped on every change of a nomination (for caches of nominated load)."""
         self.infos: dict[str, PodInfo] = {}
         """Pod UID -> the PodInfo it was nominated with (priority and requests do
         not change, so this resolves like the queue lookup upstream does)."""
@@ -73,7 +71,6 @@ class Nominator:
         refs.append(PodRef(pod.name, pod.namespace, pod.uid))
         self.infos[pod.uid] = pod_info
         self.log.append((pod.uid, node))
-        self.version += 1
 
     def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
         """Re-register the pod after an update event.
@@ -111,7 +108,6 @@ class Nominator:
             return
         self.infos.pop(uid, None)
         self.log.append((uid, ""))
-        self.version += 1
         refs = self.nominated_pods.get(node)
         if refs is None:
             return

@@ -159,12 +159,6 @@ class SchedulingQueue:
         self._unsched = UnschedulablePods(self.metrics, self._leftover_movable)
         self._nominator = Nominator(pod_lister)
         self._nominated_load = NominatedLoad()
-        self._load_memo: tuple[tuple[int, int, int, int, int], tuple[IntArray, IntArray]] | None = (
-            None
-        )
-        """The last ``nominated_load`` answer for a pod that is not nominated itself,
-        keyed by what it depends on (table, node generation, axis width, nominator
-        version, priority): consecutive pods of one priority share it."""
 
     # ------------------------------------------------------------------ queries
     @property
@@ -558,23 +552,7 @@ class SchedulingQueue:
         nominated pods with priority >= the pod's, other than the pod itself, per
         node that has any: what the first filter pass with nominated pods adds
         (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
-        nominator = self._nominator
-        p = pod.pod
-        if p.uid in nominator.nominated_pod_to_node:
-            return self._nominated_load.query(nominator, pod, table)
-        key = (
-            id(table),
-            table.node_generation,
-            len(table.resources),
-            nominator.version,
-            p.priority,
-        )
-        memo = self._load_memo
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        got = self._nominated_load.query(nominator, pod, table)
-        self._load_memo = (key, got)
-        return got
+        return self._nominated_load.query(self._nominator, pod, table)
 
     def nominated_node_names(self) -> list[str]:
         """Nodes that currently have at least one nominated pod."""
