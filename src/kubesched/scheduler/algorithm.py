@@ -40,8 +40,9 @@ __all__ = [
     "select_host",
 ]
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, SpecFacts
+from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, ScorePart, go_list
+from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -78,69 +79,14 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-_NOT_OVERRIDDEN: Final = -2
-
-
-@dataclass(slots=True)
-class _Overrides:
-    """Exact statuses of the nodes holding nominated pods that count, as arrays:
-    ``rows`` ascending, ``index[i]`` into ``statuses`` (-1 = the node passes)."""
-
-    rows: IntArray
-    index: IntArray
-    statuses: list[Status]
-    _dense: IntArray | None = None
-    """Row -> override index, ``_NOT_OVERRIDDEN`` elsewhere; one slot past the
-    largest row holds ``_NOT_OVERRIDDEN`` too (rows beyond are clipped to it).
-    Built on the first lookup (an answer may be reused over many cycles)."""
-
-    def __bool__(self) -> bool:
-        return len(self.rows) > 0
-
-    def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
-        """(positions of ``rows`` that are overridden, their override index)."""
-        dense = self._dense
-        if dense is None:
-            dense = np.full(int(self.rows.max()) + 2, _NOT_OVERRIDDEN, dtype=np.int64)
-            dense[self.rows] = self.index
-            self._dense = dense
-        got = dense.take(rows, mode="clip")
-        hit = (got != _NOT_OVERRIDDEN).nonzero()[0]
-        return hit, got[hit]
-
-    @staticmethod
-    def of(statuses: dict[int, Status]) -> _Overrides:
-        rows = sorted(statuses)
-        out: list[Status] = []
-        index: list[int] = []
-        for row in rows:
-            st = statuses[row]
-            if st.is_success():
-                index.append(-1)
-            else:
-                index.append(len(out))
-                out.append(st)
-        return _Overrides(np.array(rows, dtype=np.int64), np.array(index, dtype=np.int64), out)
-
-
-_NO_OVERRIDES: Final = _Overrides(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
-
-_OverridesKey = tuple[int, int, frozenset[str], int, int, int, bytes, bytes]
-"""(framework, spec facts, skipped filters, table, node generation, resource
-axis width, rows, summed requests): the inputs a spec-determined what-if answer depends on."""
-_OVERRIDES_MEMO_SIZE: Final = 16
-
-
 class Algorithm:
     """Holds the rotating start index across cycles; one per scheduler."""
 
     def __init__(self, percentage_of_nodes_to_score: int = 0) -> None:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
-        self._overrides_memo: dict[_OverridesKey, tuple[SpecFacts, Framework, _Overrides]] = {}
-        """Earlier what-if answers of ``_nominated_overrides`` by their exact inputs
-        (see ``Framework.what_if_spec_determined``); the entry keeps the facts and
-        framework its ids name alive, and they are compared on a hit."""
+        self._override_rows = OverrideRows()
+        """Per-row answers of ``_nominated_overrides`` in spec-determined cycles."""
 
     # ------------------------------------------------------------------ entry
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
@@ -370,7 +316,7 @@ class Algorithm:
         index: npt.NDArray[np.int32],
         failing_mask: npt.NDArray[np.bool_],
         statuses: list[Status],
-        overrides: _Overrides,
+        overrides: Overrides,
     ) -> None:
         """Statuses of the failing ``rows`` into the diagnosis, in scan order."""
         failing = failing_mask.nonzero()[0]
@@ -403,7 +349,7 @@ class Algorithm:
 
     def _nominated_overrides(
         self, fwk: Framework, state: CycleState, pod: PodInfo, scan: IntArray
-    ) -> _Overrides:
+    ) -> Overrides:
         """Exact two-pass statuses of the nodes holding nominated pods that count
         (among the rows of the ``scan``; others may be left out).
 
@@ -421,38 +367,22 @@ class Algorithm:
                     keep = np.isin(load_rows, scan)
                     load_rows, load = load_rows[keep], load[keep]
             if len(load_rows) == 0:
-                return _NO_OVERRIDES
+                return NO_OVERRIDES
             requested = table.requested[load_rows]
             width = len(table.resources)
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
             summed = requested + load
-            key: _OverridesKey | None = None
-            if fwk.what_if_spec_determined(state):
-                # The answer is a function of these inputs alone: consecutive pods
-                # of one spec usually ask the same question about the same nodes.
-                key = (
-                    id(fwk),
-                    id(pod.facts),
-                    state.skip_filter_plugins,
-                    id(table),
-                    table.node_generation,
-                    width,
-                    load_rows.tobytes(),
-                    summed.tobytes(),
-                )
-                hit = self._overrides_memo.get(key)
-                if hit is not None and hit[0] is pod.facts and hit[1] is fwk:
-                    return hit[2]
-            answer = fwk.run_filter_what_if(state, pod, load_rows, summed)
-            if answer is not None:
-                index, statuses = answer
-                found = _Overrides(load_rows, index.astype(np.int64), statuses)
-                if key is not None:
-                    memo = self._overrides_memo
-                    if len(memo) >= _OVERRIDES_MEMO_SIZE:
-                        del memo[next(iter(memo))]
-                    memo[key] = (pod.facts, fwk, found)
+            found: Overrides | None = None
+            if len(load_rows) > _SHORT_SCAN and fwk.what_if_spec_determined(state):
+                # Many nominated nodes (a burst of preemptors): ask only about the
+                # rows whose summed requests changed since an earlier cycle.
+                found = self._override_rows.answer(fwk, state, pod, load_rows, summed)
+            else:
+                answer = fwk.run_filter_what_if(state, pod, load_rows, summed)
+                if answer is not None:
+                    found = Overrides(load_rows, answer[0].astype(np.int64), answer[1])
+            if found is not None:
                 return found
         rows: list[int] = []
         for name in fwk.nominator.nominated_node_names():
@@ -467,7 +397,7 @@ class Algorithm:
             if s.code == Code.ERROR:
                 raise SchedulingError(s.message())
             out[row] = s
-        return _Overrides.of(out) if out else _NO_OVERRIDES
+        return Overrides.of(out) if out else NO_OVERRIDES
 
 
 _SHORT_SCAN: Final = 8

@@ -136,6 +136,9 @@ class Scheduler:
     def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
         return self.queue.nominated_load(pod, table)
 
+    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        return self.queue.nominated_load_dense(pod, table)
+
     def activate(self, pods: Sequence[Pod]) -> None:
         self.queue.activate(pods)
 

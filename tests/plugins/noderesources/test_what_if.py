@@ -22,6 +22,7 @@ from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
 from kubesched.plugins.noderesources.fit_check import (
     PodRequest,
+    _plan,
     failure_masks,
     verdicts_from_masks,
 )
@@ -57,6 +58,11 @@ def _check(
     got = plugin.filter_what_if(state, pi, rows, requested)
     assert got is not None
     assert _statuses(got.index, got.statuses) == _statuses(want.index, want.statuses)
+    plan = _plan(req, table)
+    if plan.need is not None:
+        # The plain-Python form for a few rows, on any number of rows.
+        small = plan.verdicts_small(table, rows, requested)
+        assert _statuses(small.index, small.statuses) == _statuses(want.index, want.statuses)
     passes = plugin.passes_what_if(state, pi, rows, requested)
     assert passes is not None
     assert passes.tolist() == (masks == 0).tolist()

@@ -71,3 +71,9 @@ def test_incremental_load_equals_plain_load(history: list[tuple[str, int, int]])
             assert got_rows.tolist() == want_rows.tolist()
             width = max(got.shape[1], want.shape[1])
             assert np.array_equal(_pad(got, width), _pad(want, width))
+            dense = index.dense(nominator, pi, table)
+            if dense is not None:
+                # The matrix form over table slots: the same sums, zero elsewhere.
+                expect = np.zeros((dense.shape[0], width), dtype=np.int64)
+                expect[want_rows] = _pad(want, width)
+                assert np.array_equal(_pad(dense, width), expect)

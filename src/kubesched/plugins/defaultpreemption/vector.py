@@ -51,6 +51,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.victims import MAX_INT32_PLUS_1, StatColumns, Victims
+from kubesched.plugins.defaultpreemption.answers import AnswerCache, AnswerKey
 
 if TYPE_CHECKING:
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
@@ -89,6 +90,7 @@ class VictimCache:
     time (cached victims all have one)."""
 
     __slots__ = (
+        "answers",
         "base",
         "count",
         "layout",
@@ -115,6 +117,8 @@ class VictimCache:
         self.victim_start = np.zeros((0, 0), dtype=np.int64)
         self.ordered: npt.NDArray[np.object_] = np.empty(0, dtype=object)
         """Row -> its ordered potential victims (a list; replaced, never mutated)."""
+        self.answers = AnswerCache(0, 0, 0)
+        """Each row's whole answer on top of its entry (``answers.py``)."""
 
     def sync(self, table: NodeTable) -> None:
         """Start over when the table or its array layout (capacity, columns) changed."""
@@ -138,6 +142,7 @@ class VictimCache:
         self.victim_priority = np.zeros((cap, 4), dtype=np.int64)
         self.victim_start = np.zeros((cap, 4), dtype=np.int64)
         self.ordered = np.empty(cap, dtype=object)
+        self.answers = AnswerCache(cap, width, 4)
 
     def store(self, row: int, priority: int, entry: _NodeVictims | None) -> None:
         if entry is None:
@@ -164,6 +169,7 @@ class VictimCache:
             self.ordered[row] = entry.ordered
         self.valid[row] = True
         self.priority[row] = priority
+        self.answers.invalidate(row)
 
 
 def _grow_slots(a: IntArray, slots: int) -> IntArray:
@@ -247,6 +253,16 @@ class VictimBatch:
             self._num_violations = (self._slots & first).sum(axis=0).tolist()
         return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
 
+    def positions(self) -> IntArray:
+        """Batch position -> column of ``slot_matrix`` (-1: the row failed before
+        victims were chosen)."""
+        return self._pos
+
+    def slot_matrix(self) -> BoolArray:
+        """``[j, k]``: the j-th potential victim of the k-th row that got as far as
+        choosing victims stays a victim."""
+        return self._slots
+
     def stats(self, positions: IntArray) -> StatColumns | None:
         """``VictimStats`` columns of the candidates at ``positions`` (None unless the
         plugin uses the default order and criteria)."""
@@ -316,6 +332,7 @@ class VictimBatcher:
     """Answers batches of rows for one preemptor in one dry run (``__call__``)."""
 
     __slots__ = (
+        "_answer_key",
         "_ask_columns",
         "_cacheable",
         "_default_order",
@@ -354,15 +371,65 @@ class VictimBatcher:
         self._load: tuple[int, IntArray | None] | None = None
         self._ask_columns: Any = _UNKNOWN
         """``_find_columns()`` once known (the cycle's filters do not change)."""
+        h = plugin.handle
+        determined = getattr(h, "what_if_spec_determined", None)
+        self._answer_key: tuple[int, int, frozenset[str], int] | None = None
+        """(framework, spec facts, skipped filters, priority) when whole answers
+        may be kept per row (``answers.py``), else None."""
+        if self._cacheable and self._default_order and determined is not None and determined(state):
+            self._answer_key = (id(h), id(pod.facts), state.skip_filter_plugins, pod.pod.priority)
 
     def __call__(self, rows: IntArray) -> VictimBatch | None:
         """The answers for ``rows`` (distinct live rows), or None when the filters
         need the per-node path after all."""
-        got = self._run(rows)
+        run = self._run if self._answer_key is None else self._answered
+        got = run(rows)
         if got is _RESTART:
-            got = self._run(rows)  # the resource axis grew: once more on the new layout
+            got = run(rows)  # the resource axis grew: once more on the new layout
         assert not isinstance(got, _Restart)
         return got
+
+    def _answered(self, rows: IntArray) -> VictimBatch | _Restart | None:
+        """``_run`` with the kept answers of rows whose inputs did not change
+        (``answers.py``); only the others are computed."""
+        local = self._entries(rows)
+        if isinstance(local, _Restart):
+            return local
+        if local:
+            return self._run(rows)  # some row cannot be kept (unknown start times)
+        nominated = self._nominated()
+        if isinstance(nominated, _Restart):
+            return nominated
+        table = self._plugin.handle.table
+        answers = self.cache.answers
+        assert self._answer_key is not None
+        key: AnswerKey = (*self._answer_key, table.node_generation, table.layout_generation)
+        answers.use(key, self._pod.facts)
+        stale = answers.stale(rows, nominated)
+        if len(stale):
+            computed = rows if len(stale) == len(rows) else rows.take(stale)
+            got = self._run(computed)
+            if got is None or isinstance(got, _Restart):
+                return got
+            if not answers.store(computed, got, nominated):
+                return got if computed is rows else self._run(rows)
+            if computed is rows:
+                return got
+        cand, status, pos, slots, entries, stats = answers.batch(rows, self.cache)
+        b, nf = len(rows), len(entries)
+        no = np.zeros(b, dtype=np.bool_)
+        return VictimBatch(
+            cand,
+            no,
+            status,
+            list(answers.statuses),
+            pos,
+            slots,
+            entries,
+            np.zeros(nf, dtype=np.int64),
+            self._key,
+            stats,
+        )
 
     def _entries(self, rows: IntArray) -> _Restart | dict[int, _NodeVictims | None]:
         """Bring the cache up to date for ``rows``; the entries that cannot be cached
@@ -400,10 +467,18 @@ class VictimBatcher:
         h = self._plugin.handle
         table = h.table
         if self._load is None or self._load[0] != table.layout_generation:
+            # A nominator that keeps the load as a matrix over table slots hands
+            # it out as is (nominations do not change during a dry run).
+            shared = getattr(h.nominator, "nominated_load_dense", None)
+            dense: IntArray | None = None if shared is None else shared(self._pod, table)
+            if table.layout_generation != self.cache.layout:
+                return _RESTART
+            if dense is not None:
+                self._load = (table.layout_generation, dense)
+                return dense
             load_rows, load = h.nominator.nominated_load(self._pod, table)
             if table.layout_generation != self.cache.layout:
                 return _RESTART
-            dense: IntArray | None = None
             if len(load_rows):
                 dense = np.zeros((table.capacity, len(table.resources)), dtype=np.int64)
                 dense[load_rows, : load.shape[1]] = load

@@ -426,6 +426,31 @@ class _Plan:
                     unresolvable = True
         return mask | 2 if unresolvable else mask
 
+    def verdicts_small(self, table: NodeTable, rows: IntArray, requested: IntArray) -> Verdicts:
+        """``verdicts_rows`` for a few rows in plain Python (numpy's per-call cost
+        dominates there): the same masks as ``_row_mask``, with the summed
+        requests ``requested`` instead of the table's. Requires ``need``."""
+        alloc_all = table.allocatable
+        masks: list[int] = []
+        for r, q in zip(rows.tolist(), requested.tolist(), strict=True):
+            alloc = alloc_all[r].tolist()
+            mask = int(q[COL_PODS] >= alloc[COL_PODS])
+            unresolvable = False
+            for bit, col, need in self._terms:
+                if need > alloc[col] - q[col]:
+                    mask |= bit
+                    if need > alloc[col]:
+                        unresolvable = True
+            masks.append(mask | 2 if unresolvable else mask)
+        # As np.unique orders them: statuses by ascending mask.
+        uniq = sorted({m for m in masks if m})
+        if not uniq:
+            return Verdicts(pass_index(len(masks)), ())
+        at = {m: i for i, m in enumerate(uniq)}
+        at[0] = -1
+        index = np.array([at[m] for m in masks], dtype=np.int32)
+        return Verdicts(index, [self.status(m) for m in uniq])
+
     def _id(self, mask: int) -> int:
         i = self._ids.get(mask)
         if i is None:
@@ -511,6 +536,10 @@ def passes_rows(
     return ok
 
 
+_SMALL: Final = 4
+"""Rows up to which ``verdicts_rows`` runs in plain Python."""
+
+
 def verdicts_rows(
     req: PodRequest, table: NodeTable, rows: IntArray, requested: IntArray
 ) -> Verdicts | None:
@@ -524,6 +553,8 @@ def verdicts_rows(
         if masks is None:
             return None
         return verdicts_from_masks(req, masks)
+    if len(rows) <= _SMALL:
+        return plan.verdicts_small(table, rows, requested)
     # Column-major (checks, rows): numpy reduces over a few checks much faster
     # along axis 0; ``take`` gathers much faster than fancy indexing.
     alloc, over = plan.alloc_cols(table, rows)

@@ -54,6 +54,25 @@ class NominatedLoad:
         self._last = (own, prio, rows, mat)
         return rows, mat
 
+    def dense(self, nominator: Nominator, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """``query`` as a (capacity, width) matrix over table slots (zero where no
+        pod counts), or None when it is not kept as one: only when every nominated
+        pod counts for the pod and the pod is not nominated itself. Shared and
+        updated in place by later nominations: read it before anything changes,
+        never write into it."""
+        self._sync(nominator, table)
+        if (
+            not self._uids
+            or pod.pod.uid in self._pos
+            or min(self._prio_counts) < pod.pod.priority
+            or self._mat.shape[1] != len(table.resources)
+        ):
+            return None
+        dense, _ = self._dense_load()
+        if dense.shape[0] < table.capacity:
+            return None
+        return dense
+
     def _query(self, pod: PodInfo) -> tuple[IntArray, IntArray]:
         n = len(self._uids)
         width = self._mat.shape[1]

@@ -554,6 +554,12 @@ class SchedulingQueue:
         (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
         return self._nominated_load.query(self._nominator, pod, table)
 
+    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """``nominated_load`` as a (capacity, width) matrix over table slots when it
+        is kept as one (``NominatedLoad.dense``), else None. Read-only, valid
+        until the nominations change."""
+        return self._nominated_load.dense(self._nominator, pod, table)
+
     def nominated_node_names(self) -> list[str]:
         """Nodes that currently have at least one nominated pod."""
         return [n for n, refs in self._nominator.nominated_pods.items() if refs]

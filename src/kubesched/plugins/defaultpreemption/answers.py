@@ -1,0 +1,160 @@
+"""Each row's dry-run answer, kept for as long as nothing it depends on changes.
+
+Under the conditions of ``VictimCache`` (default eligibility and ordering, no
+PDB, every potential victim with a start time) and with filters whose what-if
+answers are a function of the pod's spec alone
+(``Framework.what_if_spec_determined``), the answer of ``SelectVictimsOnNode``
+for a row depends on nothing but:
+
+- the row's pods (``VictimCache`` drops a row's entry, and with it the answer,
+  when the table logs a change of the row);
+- the preemptor's spec, priority, framework and skipped filters, and the nodes'
+  own state (``NodeTable.node_generation``): the key of the whole cache;
+- the summed requests of the nominated pods that count on the row: kept with
+  the answer and compared.
+
+A burst of identical preemptors (upstream's PreemptionBasic) changes a node or
+two per dry run, while each dry run visits a hundred nodes or more: the
+batcher computes the rows whose answer is stale and reads the others from
+here (``AnswerCache.batch``), which gives exactly the batch it would have
+computed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.status import Status
+from kubesched.framework.victims import StatColumns
+
+if TYPE_CHECKING:
+    from kubesched.plugins.defaultpreemption.vector import VictimBatch, VictimCache
+
+AnswerKey = tuple[int, int, frozenset[str], int, int, int]
+"""(framework, spec facts, skipped filters, priority, node generation, layout
+generation) of the preemptor and table the answers are for."""
+
+_STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
+
+
+class AnswerCache:
+    """Row answers over table slots (see the module docstring). ``valid[row]``:
+    the row's answer is kept, for nominated load ``nominated[row]``;
+    ``candidate[row]``, else ``status[row]`` indexes ``statuses``; a
+    candidate's victims are the slots set in ``slots[row]`` (of
+    ``VictimCache.ordered[row]``) and ``stats`` its ``VictimStats`` columns."""
+
+    __slots__ = (
+        "_keep",
+        "_status_pos",
+        "candidate",
+        "key",
+        "nominated",
+        "slots",
+        "stats",
+        "status",
+        "statuses",
+        "valid",
+    )
+
+    def __init__(self, capacity: int, width: int, slots: int) -> None:
+        self.key: AnswerKey | None = None
+        self._keep: object = None
+        self.valid = np.zeros(capacity, dtype=np.bool_)
+        self.nominated = np.zeros((capacity, width), dtype=np.int64)
+        self.candidate = np.zeros(capacity, dtype=np.bool_)
+        self.status = np.zeros(capacity, dtype=np.int64)
+        self.slots = np.zeros((capacity, slots), dtype=np.bool_)
+        self.stats: tuple[npt.NDArray[Any], ...] = tuple(
+            np.zeros(capacity, dtype=d) for d in _STAT_DTYPES
+        )
+        self.statuses: list[Status] = []
+        self._status_pos: dict[tuple[str, int, tuple[str, ...]], int] = {}
+
+    def use(self, key: AnswerKey, keep: object) -> None:
+        """Answer for ``key`` from now on (``keep``: the object whose id is in the
+        key, held so that the id stays its own); forgets everything if it changed."""
+        if self.key != key or self._keep is not keep:
+            self.key = key
+            self._keep = keep
+            self.valid[:] = False
+
+    def invalidate(self, rows: IntArray | int) -> None:
+        self.valid[rows] = False
+
+    def stale(self, rows: IntArray, nominated: IntArray | None) -> IntArray:
+        """Positions of ``rows`` whose answer is not kept for this nominated load
+        (``nominated``: the load over table slots, None: no pod counts)."""
+        ok = self.valid.take(rows)
+        kept = self.nominated.take(rows, axis=0)
+        if nominated is None:
+            ok &= ~kept.any(axis=1)
+        else:
+            ok &= (kept == nominated.take(rows, axis=0)).all(axis=1)
+        out: IntArray = (~ok).nonzero()[0]
+        return out
+
+    def store(self, rows: IntArray, batch: VictimBatch, nominated: IntArray | None) -> bool:
+        """Keep the answers of ``batch`` (computed for ``rows``); False when it
+        carries something this cache does not hold (PDB violations, candidates
+        without stats): nothing is kept then."""
+        if batch.violating.any():
+            return False
+        cand = batch.candidate
+        pos = batch.positions()
+        fit = cand.nonzero()[0]
+        stats = batch.stats(fit) if len(fit) else None
+        if len(fit) and stats is None:
+            return False
+        slots = batch.slot_matrix()
+        if slots.shape[0] > self.slots.shape[1]:
+            grown = np.zeros((self.slots.shape[0], slots.shape[0]), dtype=np.bool_)
+            grown[:, : self.slots.shape[1]] = self.slots
+            self.slots = grown
+        ids = self._ids(batch.statuses)
+        self.candidate[rows] = cand
+        self.status[rows] = np.where(cand, 0, ids.take(batch.fail_index))
+        self.slots[rows] = False
+        if len(fit):
+            assert stats is not None
+            fit_rows = rows.take(fit)
+            self.slots[fit_rows, : slots.shape[0]] = slots[:, pos.take(fit)].T
+            for mine, got in zip(self.stats, stats, strict=True):
+                mine[fit_rows] = got
+        self.nominated[rows] = 0 if nominated is None else nominated.take(rows, axis=0)
+        self.valid[rows] = True
+        return True
+
+    def _ids(self, statuses: list[Status]) -> IntArray:
+        """Positions in ``statuses`` of the given ones (equal statuses share one)."""
+        pos = self._status_pos
+        out = np.empty(len(statuses), dtype=np.int64)
+        for i, s in enumerate(statuses):
+            k = (s.plugin, int(s.code), s.reasons)
+            j = pos.get(k)
+            if j is None:
+                j = pos[k] = len(self.statuses)
+                self.statuses.append(s)
+            out[i] = j
+        return out
+
+    def batch(
+        self, rows: IntArray, cache: VictimCache
+    ) -> tuple[BoolArray, IntArray, IntArray, BoolArray, npt.NDArray[np.object_], StatColumns]:
+        """The kept answers of ``rows`` as batch arrays: (candidate, failure
+        index into ``statuses``, positions (-1 unless a candidate), slot-major
+        victim flags of the candidates, their ordered victims, their stats)."""
+        cand = self.candidate.take(rows)
+        fit = cand.nonzero()[0]
+        pos = np.full(len(rows), -1, dtype=np.int64)
+        pos[fit] = np.arange(len(fit))
+        fit_rows = rows.take(fit)
+        slots = np.ascontiguousarray(self.slots.take(fit_rows, axis=0).T)
+        entries = cache.ordered[fit_rows]
+        nv, high, total, count, earliest, has, unset = (col.take(fit_rows) for col in self.stats)
+        stats = (nv, high, total, count, earliest, has, unset)
+        return cand, self.status.take(rows), pos, slots, entries, stats
