@@ -195,9 +195,9 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         got.asked += len(rows)
         return call(self, rows)
 
-    def counting_run(self: VictimBatcher, rows: IntArray) -> Any:
+    def counting_run(self: VictimBatcher, rows: IntArray, cached: bool = False) -> Any:
         got.computed += len(rows)
-        return run_(self, rows)
+        return run_(self, rows, cached)
 
     monkeypatch.setattr(VictimBatcher, "__call__", counting_call)
     monkeypatch.setattr(VictimBatcher, "_run", counting_run)

@@ -408,7 +408,7 @@ class VictimBatcher:
         stale = answers.stale(rows, nominated)
         if len(stale):
             computed = rows if len(stale) == len(rows) else rows.take(stale)
-            got = self._run(computed)
+            got = self._run(computed, cached=True)
             if got is None or isinstance(got, _Restart):
                 return got
             if not answers.store(computed, got, nominated):
@@ -485,10 +485,12 @@ class VictimBatcher:
             self._load = (table.layout_generation, dense)
         return self._load[1]
 
-    def _run(self, rows: IntArray) -> VictimBatch | _Restart | None:
+    def _run(self, rows: IntArray, cached: bool = False) -> VictimBatch | _Restart | None:
+        """The batch for ``rows`` computed in full (``cached``: every row's entry was
+        just brought up to date in the cache)."""
         h = self._plugin.handle
         state, pod = self._state, self._pod
-        local = self._entries(rows)
+        local = {} if cached else self._entries(rows)
         if isinstance(local, _Restart):
             return local
         nominated = self._nominated()
