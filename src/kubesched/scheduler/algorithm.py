@@ -368,18 +368,25 @@ class Algorithm:
                     load_rows, load = load_rows[keep], load[keep]
             if len(load_rows) == 0:
                 return NO_OVERRIDES
-            requested = table.requested[load_rows]
             width = len(table.resources)
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
-            summed = requested + load
             found: Overrides | None = None
             if len(load_rows) > _SHORT_SCAN and fwk.what_if_spec_determined(state):
                 # Many nominated nodes (a burst of preemptors): ask only about the
                 # rows whose summed requests changed since an earlier cycle.
-                found = self._override_rows.answer(fwk, state, pod, load_rows, summed)
+                index = getattr(fwk.nominator, "nominated_load_index", None)
+                if index is not None:
+                    found = self._override_rows.answer_tracked(
+                        fwk, state, pod, load_rows, load, index()
+                    )
+                else:
+                    summed = table.requested[load_rows] + load
+                    found = self._override_rows.answer(fwk, state, pod, load_rows, summed)
             else:
-                answer = fwk.run_filter_what_if(state, pod, load_rows, summed)
+                answer = fwk.run_filter_what_if(
+                    state, pod, load_rows, table.requested[load_rows] + load
+                )
                 if answer is not None:
                     found = Overrides(load_rows, answer[0].astype(np.int64), answer[1])
             if found is not None:

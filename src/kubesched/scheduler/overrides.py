@@ -26,6 +26,7 @@ from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, SpecFacts
 from kubesched.runtime.framework import Framework
+from kubesched.scheduler.queue.nominated_load import NominatedLoad
 
 NOT_OVERRIDDEN: Final = -2
 
@@ -83,21 +84,41 @@ _Key = tuple[int, int, frozenset[str], int, int, int]
 """(framework, spec facts, skipped filters, table, node generation, layout
 generation): what a spec-determined what-if answer depends on besides the row
 and its summed requests."""
+_TrackedKey = tuple[int, int, frozenset[str], int, int, int, int, str | None]
+"""``_Key`` with the pod's priority and UID if it is nominated itself: what
+decides which nominated pods count on a row."""
 
 
 class _Entry:
     """Row answers for one key: ``index[row]`` (-1 pass, else into ``statuses``,
     ``_UNKNOWN`` not asked yet) for summed requests ``summed[row]``."""
 
-    __slots__ = ("facts", "fwk", "index", "status_pos", "statuses", "summed")
+    __slots__ = (
+        "epoch",
+        "facts",
+        "fwk",
+        "index",
+        "load_seq",
+        "status_pos",
+        "statuses",
+        "summed",
+        "table_seq",
+    )
 
-    def __init__(self, fwk: Framework, facts: SpecFacts, table: NodeTable) -> None:
+    def __init__(self, fwk: Framework, facts: SpecFacts, table: NodeTable, tracked: bool) -> None:
         self.fwk = fwk
         self.facts = facts  # kept alive: the key holds its id
         self.index = np.full(table.capacity, _UNKNOWN, dtype=np.int64)
-        self.summed = np.zeros((table.capacity, len(table.resources)), dtype=np.int64)
+        self.summed = np.zeros(
+            (table.capacity, len(table.resources) if not tracked else 0), dtype=np.int64
+        )
+        """(``answer`` only) the summed requests each row's answer is for."""
         self.statuses: list[Status] = []
         self.status_pos: dict[tuple[str, int, tuple[str, ...]], int] = {}
+        self.table_seq = table.change_seq
+        self.load_seq = -1
+        self.epoch = -1
+        """(``answer_tracked`` only) the change-log cursors the answers are current at."""
 
     def add(self, answers: list[Status]) -> IntArray:
         """Positions in ``statuses`` of ``answers`` (equal statuses share one)."""
@@ -119,7 +140,92 @@ class OverrideRows:
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: dict[_Key, _Entry] = {}
+        self._entries: dict[_Key | _TrackedKey, _Entry] = {}
+
+    def _entry(
+        self, key: _Key | _TrackedKey, fwk: Framework, facts: SpecFacts, tracked: bool
+    ) -> _Entry:
+        entry = self._entries.get(key)
+        if entry is None or entry.facts is not facts or entry.fwk is not fwk:
+            if len(self._entries) >= _ENTRIES:
+                del self._entries[next(iter(self._entries))]
+            entry = self._entries[key] = _Entry(fwk, facts, fwk.table, tracked)
+        return entry
+
+    def answer_tracked(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        load: IntArray,
+        index: NominatedLoad,
+    ) -> Overrides | None:
+        """``answer`` for ``rows`` with nominated load ``load`` (``index.query``'s
+        answer for the pod, just asked), finding the changed rows from the change
+        logs of the node table and of ``index``."""
+        table = fwk.table
+        facts = pod.facts
+        own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
+        key = (
+            id(fwk),
+            id(facts),
+            state.skip_filter_plugins,
+            id(table),
+            table.node_generation,
+            table.layout_generation,
+            pod.pod.priority,
+            own,
+        )
+        entry = self._entry(key, fwk, facts, True)
+        known = entry.index
+        changed = table.rows_changed_since(entry.table_seq)
+        if changed is None:
+            known[:] = _UNKNOWN
+        elif changed:
+            known[changed] = _UNKNOWN
+        moved = index.rows_changed_since(entry.load_seq) if entry.epoch == index.epoch else None
+        if moved is None:
+            known[:] = _UNKNOWN
+        elif moved:
+            known[moved] = _UNKNOWN
+        entry.table_seq = table.change_seq
+        entry.load_seq = index.change_seq
+        entry.epoch = index.epoch
+        got = known.take(rows)
+        ask = (got == _UNKNOWN).nonzero()[0]
+        if len(ask):
+            ask_rows = rows.take(ask)
+            width = len(table.resources)
+            summed = table.requested[ask_rows]
+            part = load.take(ask, axis=0)
+            summed[:, : part.shape[1]] += part[:, :width]
+            if not self._ask(entry, fwk, state, pod, ask_rows, summed):
+                return None
+            got[ask] = known.take(ask_rows)
+        return Overrides(rows, got, entry.statuses)
+
+    @staticmethod
+    def _ask(
+        entry: _Entry,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        summed: IntArray,
+    ) -> bool:
+        """Ask the filters about ``rows`` with ``summed`` requests and keep the
+        answers in ``entry``; False when the framework cannot answer."""
+        got = fwk.run_filter_what_if(state, pod, rows, summed)
+        if got is None:
+            return False
+        found, statuses = got
+        new = found.astype(np.int64)
+        failing = new >= 0
+        if failing.any():
+            new[failing] = entry.add(statuses)[new[failing]]
+        entry.index[rows] = new
+        return True
 
     def answer(
         self,
@@ -143,26 +249,16 @@ class OverrideRows:
             table.node_generation,
             table.layout_generation,
         )
-        entry = self._entries.get(key)
-        if entry is None or entry.facts is not facts or entry.fwk is not fwk:
-            if len(self._entries) >= _ENTRIES:
-                del self._entries[next(iter(self._entries))]
-            entry = self._entries[key] = _Entry(fwk, facts, table)
+        entry = self._entry(key, fwk, facts, False)
         index = entry.index.take(rows)
         stale = index == _UNKNOWN
         stale |= (entry.summed.take(rows, axis=0) != summed).any(axis=1)
         ask = stale.nonzero()[0]
         if len(ask):
             ask_rows = rows.take(ask)
-            got = fwk.run_filter_what_if(state, pod, ask_rows, summed.take(ask, axis=0))
-            if got is None:
+            asked = summed.take(ask, axis=0)
+            if not self._ask(entry, fwk, state, pod, ask_rows, asked):
                 return None
-            found, statuses = got
-            new = found.astype(np.int64)
-            failing = new >= 0
-            if failing.any():
-                new[failing] = entry.add(statuses)[new[failing]]
-            entry.index[ask_rows] = new
-            entry.summed[ask_rows] = summed.take(ask, axis=0)
-            index[ask] = new
+            entry.summed[ask_rows] = asked
+            index[ask] = entry.index.take(ask_rows)
         return Overrides(rows, index, entry.statuses)

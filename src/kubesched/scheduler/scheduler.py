@@ -55,6 +55,7 @@ from kubesched.scheduler.metrics import (
 )
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue.events import node_update_events, pod_update_events
+from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
 
 NOTE_LENGTH_LIMIT: Final = 1024
@@ -138,6 +139,9 @@ class Scheduler:
 
     def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
         return self.queue.nominated_load_dense(pod, table)
+
+    def nominated_load_index(self) -> NominatedLoad:
+        return self.queue.nominated_load_index()
 
     def activate(self, pods: Sequence[Pod]) -> None:
         self.queue.activate(pods)

@@ -25,6 +25,7 @@ import pytest
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
 from kubesched.framework.nodetable import IntArray
+from kubesched.plugins.defaultpreemption import vector
 from kubesched.plugins.defaultpreemption.answers import AnswerCache
 from kubesched.plugins.defaultpreemption.vector import VictimBatch, VictimBatcher, VictimCache
 from kubesched.scheduler.config import default_config
@@ -274,3 +275,27 @@ def test_a_broken_cache_is_caught(breakage: str, monkeypatch: pytest.MonkeyPatch
     assert any(_vector_decides_otherwise(sc) for sc in scenarios if isinstance(sc, Scenario)), (
         "no scenario notices the broken cache"
     )
+
+
+@pytest.mark.parametrize(
+    "small", [0, 10**9], ids=["never in plain Python", "always in plain Python"]
+)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_stale_rows_in_plain_python_decide_as_the_exact_path(
+    scenario: Scenario, small: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``VictimBatcher._answer_small`` (a few stale rows, plain Python) and ``_run``
+    (numpy) keep the same answers: forced either way, the decisions are the exact
+    path's."""
+    exact = exact_result(scenario)
+    monkeypatch.setattr(vector, "_SMALL", small)
+    calls = [0]
+    original = VictimBatcher._answer_small
+
+    def counting(self: VictimBatcher, rows: IntArray, nominated: IntArray | None) -> Any:
+        calls[0] += 1
+        return original(self, rows, nominated)
+
+    monkeypatch.setattr(VictimBatcher, "_answer_small", counting)
+    assert run(scenario, exact=False) == exact
+    assert (calls[0] > 0) == (small > 0)

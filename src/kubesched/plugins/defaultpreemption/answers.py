@@ -115,7 +115,7 @@ class AnswerCache:
             grown = np.zeros((self.slots.shape[0], slots.shape[0]), dtype=np.bool_)
             grown[:, : self.slots.shape[1]] = self.slots
             self.slots = grown
-        ids = self._ids(batch.statuses)
+        ids = self.ids(batch.statuses)
         self.candidate[rows] = cand
         self.status[rows] = np.where(cand, 0, ids.take(batch.fail_index))
         self.slots[rows] = False
@@ -129,7 +129,7 @@ class AnswerCache:
         self.valid[rows] = True
         return True
 
-    def _ids(self, statuses: list[Status]) -> IntArray:
+    def ids(self, statuses: list[Status]) -> IntArray:
         """Positions in ``statuses`` of the given ones (equal statuses share one)."""
         pos = self._status_pos
         out = np.empty(len(statuses), dtype=np.int64)

@@ -406,6 +406,12 @@ class VictimBatcher:
         key: AnswerKey = (*self._answer_key, table.node_generation, table.layout_generation)
         answers.use(key, self._pod.facts)
         stale = answers.stale(rows, nominated)
+        if 0 < len(stale) <= _SMALL and len(stale) < len(rows):
+            done = self._answer_small(rows.take(stale), nominated)
+            if done is None:
+                return None
+            if done:
+                stale = stale[:0]
         if len(stale):
             computed = rows if len(stale) == len(rows) else rows.take(stale)
             got = self._run(computed, cached=True)
@@ -430,6 +436,93 @@ class VictimBatcher:
             self._key,
             stats,
         )
+
+    def _answer_small(self, rows: IntArray, nominated: IntArray | None) -> bool | None:
+        """``_run`` for a few rows, in plain Python where numpy's per-call cost
+        dominates, straight into the kept answers: the same what-if call for
+        "every victim removed", then the reprieve on the fit columns and the
+        victims' stats row by row. False when its conditions do not hold (no
+        fit columns, a victim list longer than the cache's slots); None when
+        the filters cannot answer (as ``_run``)."""
+        columns = self._columns()
+        if columns is None:
+            return False
+        cols, need = columns
+        cache, answers = self.cache, self.cache.answers
+        counts = cache.count.take(rows).tolist()
+        if max(counts) > answers.slots.shape[1]:
+            return False
+        h = self._plugin.handle
+        table = h.table
+        row_list = rows.tolist()
+        live = [i for i, c in enumerate(counts) if c]
+        statuses: list[Status] = [unresolvable(MSG_NO_VICTIMS)]
+        status_of = [0] * len(row_list)  # index into statuses; -1: a candidate
+        passes: list[int] = []
+        if live:
+            live_rows = rows.take(live)
+            base = cache.base.take(live_rows, axis=0)
+            if nominated is not None:
+                base += nominated.take(live_rows, axis=0)
+            what_if = h.run_filter_what_if(self._state, self._pod, live_rows, base)
+            if what_if is None:
+                return None
+            index, found = what_if
+            statuses.extend(found)
+            for k, i in enumerate(index.tolist()):
+                if i < 0:
+                    passes.append(k)
+                else:
+                    status_of[live[k]] = i + 1
+            base_cols = base[:, cols].tolist() if passes else []
+        need_l = need.tolist()
+        width = len(need_l)
+        kept: list[tuple[int, list[bool], tuple[int, int, int, int, int]]] = []
+        for k in passes:
+            i = live[k]
+            r = row_list[i]
+            n = counts[i]
+            alloc = table.allocatable[r, cols].tolist()
+            free = [a - b for a, b in zip(alloc, base_cols[k], strict=True)]
+            reqs = cache.requests[r, :n][:, cols].tolist()
+            victim = [False] * n
+            for j in range(n):
+                after = [free[c] - reqs[j][c] for c in range(width)]
+                if all(after[c] >= need_l[c] for c in range(width)):
+                    free = after
+                else:
+                    victim[j] = True
+            if not any(victim):
+                status_of[i] = len(statuses)
+                statuses.append(
+                    error(f'expected at least one victim pod on node "{table.names[r]}"')
+                )
+                continue
+            status_of[i] = -1
+            prios = cache.victim_priority[r, :n].tolist()
+            starts = cache.victim_start[r, :n].tolist()
+            chosen = [j for j in range(n) if victim[j]]
+            high = max(prios[j] for j in chosen)
+            total = sum(prios[j] + MAX_INT32_PLUS_1 for j in chosen)
+            earliest = min(starts[j] for j in chosen if prios[j] == high)
+            kept.append((i, victim, (0, high, total, len(chosen), earliest)))
+        ids = answers.ids(statuses)
+        cand = answers.candidate
+        status = answers.status
+        slots = answers.slots
+        stat_cols = answers.stats
+        for i, r in enumerate(row_list):
+            cand[r] = status_of[i] < 0
+            status[r] = 0 if status_of[i] < 0 else ids[status_of[i]]
+            slots[r] = False
+        for i, victim, stats in kept:
+            r = row_list[i]
+            slots[r, : len(victim)] = victim
+            for col, v in zip(stat_cols, (*stats, True, False), strict=True):
+                col[r] = v
+        answers.nominated[rows] = 0 if nominated is None else nominated.take(rows, axis=0)
+        answers.valid[rows] = True
+        return True
 
     def _entries(self, rows: IntArray) -> _Restart | dict[int, _NodeVictims | None]:
         """Bring the cache up to date for ``rows``; the entries that cannot be cached
@@ -722,6 +815,8 @@ def _reprieve(
 
 
 _UNKNOWN: Final = object()
+_SMALL: Final = 4
+"""Stale rows up to which a batch's answers are computed in plain Python."""
 
 
 class _Restart:

@@ -36,6 +36,37 @@ class NominatedLoad:
         None; priority; rows; vectors). The answer depends on nothing else while
         nothing changed: a cycle asks again for the same pod (filtering, then
         preemption), and consecutive pods of one priority share it."""
+        self._changes: list[int] = []
+        """Rows whose nominated pods changed, in order (``rows_changed_since``)."""
+        self._changes_base = 0
+        self.epoch = 0
+        """Bumped when everything is rebuilt (every row may have changed)."""
+
+    @property
+    def change_seq(self) -> int:
+        """A cursor into the change log (read it after ``query``/``dense``, which
+        bring the index up to date)."""
+        return self._changes_base + len(self._changes)
+
+    def is_nominated(self, uid: str) -> bool:
+        """The pod is among the nominated pods indexed (as of the last sync)."""
+        return uid in self._pos
+
+    def rows_changed_since(self, seq: int) -> list[int] | None:
+        """Rows whose nominated pods changed since the cursor ``seq`` (possibly
+        repeated), or None when that part of the log was dropped."""
+        if seq < self._changes_base:
+            return None
+        return self._changes[seq - self._changes_base :]
+
+    def _row_changed(self, row: int) -> None:
+        changes = self._changes
+        changes.append(row)
+        if len(changes) > 4096 + self._slots:
+            # Keep the log short: readers that lag this far behind start over.
+            drop = len(changes) // 2
+            del changes[:drop]
+            self._changes_base += drop
 
     def query(
         self, nominator: Nominator, pod: PodInfo, table: NodeTable
@@ -153,6 +184,7 @@ class NominatedLoad:
         return True
 
     def _rebuild(self, nominator: Nominator, table: NodeTable) -> None:
+        self.epoch += 1
         self._uids = []
         self._pos = {}
         self._prio_counts = {}
@@ -186,6 +218,7 @@ class NominatedLoad:
                 self._dense = None
             self._rows, self._prios, self._mat = rows, prios, mat
         prio = info.pod.priority
+        self._row_changed(row)
         self._rows[n] = row
         self._prios[n] = prio
         self._mat[n] = 0
@@ -206,6 +239,7 @@ class NominatedLoad:
         if i is None:
             return
         prio = int(self._prios[i])
+        self._row_changed(int(self._rows[i]))
         left = self._prio_counts[prio] - 1
         if left:
             self._prio_counts[prio] = left

@@ -554,6 +554,11 @@ class SchedulingQueue:
         (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
         return self._nominated_load.query(self._nominator, pod, table)
 
+    def nominated_load_index(self) -> NominatedLoad:
+        """The incremental index behind ``nominated_load`` (its change log tells
+        which rows' loads changed)."""
+        return self._nominated_load
+
     def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
         """``nominated_load`` as a (capacity, width) matrix over table slots when it
         is kept as one (``NominatedLoad.dense``), else None. Read-only, valid
