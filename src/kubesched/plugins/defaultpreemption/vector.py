@@ -159,12 +159,21 @@ class VictimCache:
                 self.victim_priority = _grow_slots(self.victim_priority, more)
                 self.victim_start = _grow_slots(self.victim_start, more)
             r = entry.requests
-            self.requests[row] = 0  # slots past n too: the reprieve reads them as "nothing"
-            self.requests[row, :n, : r.shape[1]] = r
+            mine = self.requests[row]
+            if r.shape[1] == mine.shape[1]:
+                mine[:n] = r
+                mine[n:] = 0  # slots past n: the reprieve reads them as "nothing"
+            else:
+                mine[:] = 0
+                mine[:n, : r.shape[1]] = r
             self.victim_priority[row, :n] = [q.pod.priority for q in entry.ordered]
             self.victim_start[row, :n] = [q.pod.start_time or 0 for q in entry.ordered]
-            self.base[row] = 0
-            self.base[row, : entry.base.shape[0]] = entry.base
+            b = entry.base
+            if b.shape[0] == self.base.shape[1]:
+                self.base[row] = b
+            else:
+                self.base[row] = 0
+                self.base[row, : b.shape[0]] = b
             self.count[row] = n
             self.ordered[row] = entry.ordered
         self.valid[row] = True
@@ -843,26 +852,25 @@ def _node_victims(
         potential = [q for q in node.pods if plugin.is_preemption_allowed(node, q, pod)]
     if not potential:
         return None
-    row = table.row_of[node.name]
-    vectors = [table.request_vector(q) for q in potential]
-    width = len(table.resources)
-    base = table.requested[row].copy()
-    if len(potential) == len(node.pods):
-        base[:] = 0  # every pod goes: nothing of them is left
-    else:
-        for v in vectors:
-            base[: len(v)] -= v
-    by_pod = {id(q): v for q, v in zip(potential, vectors, strict=True)}
     potential.sort(key=key)
     if pdbs:
         violating, non_violating = split(potential, pdbs)
     else:
         violating, non_violating = [], potential
     ordered = violating + non_violating
-    requests = np.zeros((len(ordered), width), dtype=np.int64)
-    for j, q in enumerate(ordered):
-        v = by_pod[id(q)]
-        requests[j, : len(v)] = v
+    vectors = [table.request_vector(q) for q in ordered]
+    width = len(table.resources)  # after request_vector may have grown the axis
+    if all(len(v) == width for v in vectors):
+        requests = np.array(vectors, dtype=np.int64)
+    else:
+        requests = np.zeros((len(ordered), width), dtype=np.int64)
+        for j, v in enumerate(vectors):
+            requests[j, : len(v)] = v
+    if len(potential) == len(node.pods):
+        base = np.zeros(width, dtype=np.int64)  # every pod goes: nothing of them is left
+    else:
+        base = table.requested[table.row_of[node.name]].copy()
+        base[: requests.shape[1]] -= requests.sum(axis=0)
     return _NodeVictims(ordered, len(violating), requests, base)
 
 

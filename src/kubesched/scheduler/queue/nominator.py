@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
-from kubesched.api.types import Pod
+from kubesched.api.types import Pod, PodSpec
 from kubesched.framework.results import NominatingInfo, NominatingMode
 from kubesched.framework.types import PodInfo
 
 PodLister = Callable[[str, str], Pod | None]
 """(namespace, name) -> the pod as the informer cache has it, or None if it is gone."""
+
+
+_BARE_SPEC: Final = PodSpec()
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +30,9 @@ class PodRef:
     uid: str
 
     def to_pod(self) -> Pod:
-        """The bare pod upstream substitutes when the pod is in no queue."""
-        return Pod(self.name, self.namespace, uid=self.uid)
+        """The bare pod upstream substitutes when the pod is in no queue (all bare
+        pods share one empty spec, so their spec facts are computed once)."""
+        return Pod(self.name, self.namespace, uid=self.uid, spec=_BARE_SPEC)
 
 
 class Nominator:
