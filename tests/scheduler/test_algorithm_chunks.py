@@ -198,3 +198,47 @@ def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) 
         got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
         assert got == want
         assert alg_v.next_start_node_index == alg_e.next_start_node_index
+
+
+def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> None:
+    """After a full scan found no node for a spec, the next pod of that spec filters
+    the whole table in one chunk: outcomes stay the exact path's, also once nodes
+    free up and pods of that spec fit again."""
+    rng = random.Random(5)
+    cache = Cache()
+    fillers: list[Pod] = []
+    for i in range(400):
+        node = make_node(f"n{i:04d}").capacity(cpu="1", memory="4Gi", pods=110).obj()
+        cache.add_node(node)
+        filler = make_pod(f"fill{i:04d}").req(cpu="600m", memory="128Mi").obj()
+        filler.node_name = node.name
+        cache.add_pod(filler)
+        fillers.append(filler)
+    prof = in_tree_profile(percentage=5)
+    registry = in_tree_registry()
+    vec = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
+    exact = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
+    exact.force_exact = True
+    alg_v, alg_e = Algorithm(), Algorithm()
+    template = make_pod("template").req(cpu="500m", memory="128Mi").obj()
+    one_chunk = 0
+    for i in range(30):
+        if i in (6, 14, 22):
+            # Free a few random nodes: pods of the spec fit there again.
+            for filler in rng.sample(fillers, 3):
+                if filler in fillers:
+                    fillers.remove(filler)
+                    cache.remove_pod(filler)
+        one_chunk += alg_v._fitted_none is template_facts(template)
+        pod = Pod(f"p{i:03d}", spec=template.spec)
+        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
+        assert got == want
+        assert alg_v.next_start_node_index == alg_e.next_start_node_index
+        if got[0] == "ok":
+            pod.node_name = str(got[1])
+            cache.add_pod(pod)
+    assert one_chunk > 0, "no scan started in one chunk"
+
+
+def template_facts(pod: Pod) -> object:
+    return PodInfo(pod).facts

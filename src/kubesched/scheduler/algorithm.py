@@ -40,7 +40,7 @@ __all__ = [
     "select_host",
 ]
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import PodInfo, SpecFacts
 from kubesched.runtime.framework import Framework, ScorePart, go_list
 from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
@@ -166,6 +166,8 @@ class Algorithm:
         return feasible, diagnosis
 
     _last_feasible = 0
+    _fitted_none: SpecFacts | None = None
+    """The spec facts of the last pod a full scan found no node for."""
 
     def _find_nodes_that_pass_filters(
         self,
@@ -191,7 +193,11 @@ class Algorithm:
         # The scan goes through the rotated rows in chunks: usually the first one
         # holds enough feasible nodes and the rest of the table is never filtered.
         memo: dict[str, Verdicts] = {}
-        chunk = _rotated(rows, shift, 0, _first_chunk(num_to_find, n))
+        # A pod whose spec fitted no node last time (a burst of preemptors) most
+        # likely fits none now: filter the whole table in one chunk (chunking
+        # never changes the answer, only how much is filtered past the stop).
+        first = n if pod.facts is self._fitted_none else _first_chunk(num_to_find, n)
+        chunk = _rotated(rows, shift, 0, first)
         vec = fwk.filter_rows(state, pod, chunk, memo)
         if vec is None:
             scan = _rotated(rows, shift, 0, n)
@@ -200,6 +206,8 @@ class Algorithm:
             feasible = self._vector_scan(
                 fwk, state, pod, diagnosis, rows, shift, num_to_find, memo, chunk, vec
             )
+        if n > _SHORT_SCAN:
+            self._fitted_none = pod.facts if len(feasible) == 0 else None
         self._last_feasible = len(feasible)
         return feasible
 

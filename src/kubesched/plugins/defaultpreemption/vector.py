@@ -91,6 +91,7 @@ class VictimCache:
 
     __slots__ = (
         "answers",
+        "ask_columns",
         "base",
         "count",
         "layout",
@@ -119,6 +120,9 @@ class VictimCache:
         """Row -> its ordered potential victims (a list; replaced, never mutated)."""
         self.answers = AnswerCache(0, 0, 0)
         """Each row's whole answer on top of its entry (``answers.py``)."""
+        self.ask_columns: dict[frozenset[str], Any] = {}
+        """Skipped filters -> ``VictimBatcher._find_columns()`` (the plugin's filters
+        are fixed; a profile sees a handful of skip sets)."""
 
     def sync(self, table: NodeTable) -> None:
         """Start over when the table or its array layout (capacity, columns) changed."""
@@ -372,14 +376,13 @@ class VictimBatcher:
         self._split = split
         self.cache = cache
         self._key = _importance_key(plugin, plugin.handle.clock.now())
-        self._defaults = _default_policy(plugin)
-        self._default_order = _default_order(plugin)
+        self._defaults, self._default_order = _class_defaults(type(plugin))
         """Victims come sorted by priority and the default criteria pick among
         candidates: batches hand out ``VictimStats`` columns."""
         self._cacheable = self._defaults and not pdbs
         self._load: tuple[int, IntArray | None] | None = None
-        self._ask_columns: Any = _UNKNOWN
-        """``_find_columns()`` once known (the cycle's filters do not change)."""
+        self._ask_columns: Any = cache.ask_columns.get(state.skip_filter_plugins, _UNKNOWN)
+        """``_find_columns()`` once known (it depends on the skipped filters only)."""
         h = plugin.handle
         determined = getattr(h, "what_if_spec_determined", None)
         self._answer_key: tuple[int, int, frozenset[str], int] | None = None
@@ -773,6 +776,7 @@ class VictimBatcher:
         ask = self._ask_columns
         if ask is _UNKNOWN:
             ask = self._ask_columns = self._find_columns()
+            self.cache.ask_columns[self._state.skip_filter_plugins] = ask
         if ask is None:
             return None
         got: tuple[IntArray, IntArray] | None = ask(self._state, self._pod)
@@ -879,24 +883,33 @@ def _cacheable(entry: _NodeVictims) -> bool:
     return all(q.pod.start_time is not None for q in entry.ordered)
 
 
-def _default_order(plugin: DefaultPreemption) -> bool:
+_CLASS_DEFAULTS: dict[type, tuple[bool, bool]] = {}
+
+
+def _class_defaults(cls: type[DefaultPreemption]) -> tuple[bool, bool]:
+    """(``_default_policy``, ``_default_order``) of a plugin class, decided once."""
+    got = _CLASS_DEFAULTS.get(cls)
+    if got is None:
+        got = _CLASS_DEFAULTS[cls] = (_default_policy(cls), _default_order(cls))
+    return got
+
+
+def _default_order(cls: type[DefaultPreemption]) -> bool:
     """The plugin uses the default importance order (victims sorted by priority)
     and the default criteria to pick a candidate (no ``ordered_score_funcs``)."""
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption as Default
 
-    cls = type(plugin)
     return (
         cls.more_important_pod is Default.more_important_pod
         and cls.ordered_score_funcs is Default.ordered_score_funcs
     )
 
 
-def _default_policy(plugin: DefaultPreemption) -> bool:
+def _default_policy(cls: type[DefaultPreemption]) -> bool:
     """The plugin uses the default victim eligibility (strictly lower priority) and
     the default importance order."""
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption as Default
 
-    cls = type(plugin)
     return (
         cls.is_preemption_allowed is Default.is_preemption_allowed
         and cls.is_eligible_pod is Default.is_eligible_pod
