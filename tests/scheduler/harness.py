@@ -36,10 +36,12 @@ from kubesched.framework.interfaces import NodeSet, Nominator, Plugin, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.nominated import nominated_load
 from kubesched.framework.ports import ClusterWriter
-from kubesched.framework.results import PreFilterResult
+from kubesched.framework.results import FitError, PreFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginFactory, Services
+from kubesched.scheduler.algorithm import Algorithm
+from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
@@ -415,3 +417,50 @@ class ExplodingScore:
 
     def score_extensions(self) -> None:
         return None
+
+
+# --------------------------------------------------------------------------- outcomes
+
+
+def schedule_outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+    """Everything a scheduling cycle's algorithm decides for ``pod``, comparable:
+    the chosen node, counts and scores, or the FitError text, per-node statuses
+    in order and rejecting plugins."""
+    try:
+        r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
+    except FitError as fit:
+        statuses = [(n, s.code, s.reasons, s.plugin) for n, s in fit.diagnosis.node_to_status]
+        return ("fit", str(fit), statuses, sorted(fit.diagnosis.unschedulable_plugins))
+    return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
+
+
+def same_outcome(
+    vector: tuple[Algorithm, Framework],
+    exact: tuple[Algorithm, Framework],
+    pod: Pod,
+    cache: Cache | None = None,
+) -> tuple[object, ...]:
+    """Schedule ``pod`` on both paths and assert they decide alike (outcome and
+    rotating start index); with ``cache``, bind it where it went. Returns the outcome."""
+    got = schedule_outcome(*vector, pod)
+    want = schedule_outcome(*exact, pod)
+    assert got == want
+    assert vector[0].next_start_node_index == exact[0].next_start_node_index
+    if cache is not None and got[0] == "ok":
+        pod.node_name = str(got[1])
+        cache.add_pod(pod)
+    return got
+
+
+def vector_and_exact(
+    table: NodeTable, nominator: Nominator, percentage: int
+) -> tuple[tuple[Algorithm, Framework], tuple[Algorithm, Framework]]:
+    """The in-tree profile twice over ``table`` and ``nominator`` (same seed): the
+    vector paths, and the per-node paths (``force_exact``), each with its own
+    Algorithm (for ``same_outcome``)."""
+    prof = in_tree_profile(percentage=percentage)
+    registry = in_tree_registry()
+    vec = build_framework(prof, registry, table=table, nominator=nominator, seed=7)
+    exact = build_framework(prof, registry, table=table, nominator=nominator, seed=7)
+    exact.force_exact = True
+    return (Algorithm(), vec), (Algorithm(), exact)

@@ -19,16 +19,17 @@ import random
 import pytest
 
 from kubesched.api.types import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.results import FitError, NodeToStatus, reason_histogram
+from kubesched.framework.results import NodeToStatus, reason_histogram
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.framework import Framework
-from kubesched.scheduler.algorithm import Algorithm, LazyNodeToStatus
+from kubesched.scheduler.algorithm import LazyNodeToStatus
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import FakeNominator, build_framework, in_tree_profile
+from tests.scheduler.harness import (
+    FakeNominator,
+    same_outcome,
+    vector_and_exact,
+)
 
 
 def _cluster(seed: int, n: int) -> list[Node]:
@@ -64,15 +65,6 @@ def _pods(seed: int, count: int) -> list[Pod]:
     return pods
 
 
-def _outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
-    try:
-        r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
-    except FitError as fit:
-        statuses = [(n, s.code, s.reasons, s.plugin) for n, s in fit.diagnosis.node_to_status]
-        return ("fit", str(fit), statuses, sorted(fit.diagnosis.unschedulable_plugins))
-    return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
-
-
 @pytest.mark.parametrize(
     ("seed", "n", "percentage"),
     [
@@ -85,20 +77,9 @@ def test_chunked_scan_decides_as_the_exact_path(seed: int, n: int, percentage: i
     cache = Cache()
     for node in _cluster(seed, n):
         cache.add_node(node)
-    prof = in_tree_profile(percentage=percentage)
-    registry = in_tree_registry()
-    vec = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
-    exact = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
-    exact.force_exact = True
-    alg_v, alg_e = Algorithm(), Algorithm()
+    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, FakeNominator(), percentage)
     for pod in _pods(seed, 40):
-        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
-        assert got == want
-        assert alg_v.next_start_node_index == alg_e.next_start_node_index
-        if got[0] == "ok":
-            host = str(got[1])
-            pod.node_name = host
-            cache.add_pod(pod)
+        same_outcome((alg_v, vec), (alg_e, exact), pod, cache)
 
 
 def test_deferred_statuses_read_like_eager_ones() -> None:
@@ -175,12 +156,7 @@ def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) 
     for node in nodes:
         cache.add_node(node)
     nominator = FakeNominator()
-    prof = in_tree_profile(percentage=0)
-    registry = in_tree_registry()
-    vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
-    exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
-    exact.force_exact = True
-    alg_v, alg_e = Algorithm(), Algorithm()
+    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 0)
     for i, pod in enumerate(_pods(seed, 30)):
         target = rng.choice(nodes).name
         pod.priority = rng.choice((0, 10, 100))
@@ -195,9 +171,7 @@ def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) 
             )
             nominator.nominate(other, target)
         nominator.nominate(pod, target)  # its own nomination never counts
-        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
-        assert got == want
-        assert alg_v.next_start_node_index == alg_e.next_start_node_index
+        same_outcome((alg_v, vec), (alg_e, exact), pod)
 
 
 def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> None:
@@ -214,12 +188,7 @@ def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> No
         filler.node_name = node.name
         cache.add_pod(filler)
         fillers.append(filler)
-    prof = in_tree_profile(percentage=5)
-    registry = in_tree_registry()
-    vec = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
-    exact = build_framework(prof, registry, table=cache.table, nominator=FakeNominator(), seed=7)
-    exact.force_exact = True
-    alg_v, alg_e = Algorithm(), Algorithm()
+    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, FakeNominator(), 5)
     template = make_pod("template").req(cpu="500m", memory="128Mi").obj()
     one_chunk = 0
     for i in range(30):
@@ -231,12 +200,7 @@ def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> No
                     cache.remove_pod(filler)
         one_chunk += alg_v._fitted_none is template_facts(template)
         pod = Pod(f"p{i:03d}", spec=template.spec)
-        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
-        assert got == want
-        assert alg_v.next_start_node_index == alg_e.next_start_node_index
-        if got[0] == "ok":
-            pod.node_name = str(got[1])
-            cache.add_pod(pod)
+        same_outcome((alg_v, vec), (alg_e, exact), pod, cache)
     assert one_chunk > 0, "no scan started in one chunk"
 
 

@@ -16,25 +16,14 @@ from typing import Any
 import pytest
 
 from kubesched.api.types import NO_SCHEDULE, Node, Pod
-from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.results import FitError
-from kubesched.framework.types import PodInfo
-from kubesched.runtime.framework import Framework
-from kubesched.scheduler.algorithm import Algorithm
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.overrides import OverrideRows
-from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import FakeNominator, build_framework, in_tree_profile
-
-
-def _outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
-    try:
-        r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
-    except FitError as fit:
-        statuses = [(n, s.code, s.reasons, s.plugin) for n, s in fit.diagnosis.node_to_status]
-        return ("fit", str(fit), statuses, sorted(fit.diagnosis.unschedulable_plugins))
-    return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
+from tests.scheduler.harness import (
+    FakeNominator,
+    same_outcome,
+    vector_and_exact,
+)
 
 
 @pytest.mark.parametrize(
@@ -55,12 +44,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         nodes.append(node)
         cache.add_node(node)
     nominator = FakeNominator()
-    prof = in_tree_profile(percentage=5)
-    registry = in_tree_registry()
-    vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
-    exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=7)
-    exact.force_exact = True
-    alg_v, alg_e = Algorithm(), Algorithm()
+    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
     answer, what_if = OverrideRows.answer, vec.run_filter_what_if
 
@@ -103,12 +87,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
             cache.update_node(old, new)
             nodes[nodes.index(old)] = new
         pod = Pod(f"p{i:03d}", spec=template.spec, priority=rng.choice((0, 0, 10)))
-        got, want = _outcome(alg_v, vec, pod), _outcome(alg_e, exact, pod)
-        assert got == want
-        assert alg_v.next_start_node_index == alg_e.next_start_node_index
-        if got[0] == "ok":
-            pod.node_name = str(got[1])
-            cache.add_pod(pod)
+        same_outcome((alg_v, vec), (alg_e, exact), pod, cache)
     # Kept answers were used (otherwise this test checks nothing new).
     assert asked[0] > 0
     assert asked[1] < asked[0]

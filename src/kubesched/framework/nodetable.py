@@ -48,6 +48,7 @@ from kubesched.api.types import (
     PodSpec,
     Taint,
 )
+from kubesched.framework.rowlog import RowLog
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
 IntArray = npt.NDArray[np.int64]
@@ -179,30 +180,21 @@ class NodeTable:
         self._delta_cache_width = len(self.resources)
         self.layout_generation = 0
         """Bumped when the per-row arrays are reallocated (growth, a new column)."""
-        self._changes: list[int] = []
-        self._changes_base = 0
+        self._changes = RowLog()
 
     # ------------------------------------------------------------------ change log
     @property
     def change_seq(self) -> int:
         """How many row changes were logged so far (a cursor for ``rows_changed_since``)."""
-        return self._changes_base + len(self._changes)
+        return self._changes.seq
 
     def rows_changed_since(self, seq: int) -> list[int] | None:
         """Rows changed since the cursor ``seq`` (possibly repeated, in order), or
         None when that part of the log was dropped (recompute everything)."""
-        if seq < self._changes_base:
-            return None
-        return self._changes[seq - self._changes_base :]
+        return self._changes.since(seq)
 
     def _row_changed(self, row: int) -> None:
-        changes = self._changes
-        changes.append(row)
-        if len(changes) > 4096 + self.capacity:
-            # Keep the log short: readers that lag this far behind start over.
-            drop = len(changes) // 2
-            del changes[:drop]
-            self._changes_base += drop
+        self._changes.add(row, self.capacity)
 
     # ------------------------------------------------------------------ sizes
     def __len__(self) -> int:

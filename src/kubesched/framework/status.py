@@ -13,6 +13,7 @@ Codes keep upstream's meaning (framework/interface.go):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Final
 
@@ -111,3 +112,28 @@ def unresolvable(*reasons: str) -> Status:
 
 def error(message: str) -> Status:
     return Status(Code.ERROR, message)
+
+
+class StatusList:
+    """Distinct statuses in the order first met: equal ones (same code, reasons
+    and plugin) share one position. Append-only, so positions handed out stay
+    valid; caches that keep a status per row keep its position here."""
+
+    __slots__ = ("_pos", "items")
+
+    def __init__(self) -> None:
+        self.items: list[Status] = []
+        self._pos: dict[tuple[str, int, tuple[str, ...]], int] = {}
+
+    def positions(self, statuses: Sequence[Status]) -> list[int]:
+        """The position of each of ``statuses`` in ``items`` (added if new)."""
+        pos = self._pos
+        out: list[int] = []
+        for s in statuses:
+            k = (s.plugin, int(s.code), s.reasons)
+            j = pos.get(k)
+            if j is None:
+                j = pos[k] = len(self.items)
+                self.items.append(s)
+            out.append(j)
+        return out

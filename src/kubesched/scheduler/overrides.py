@@ -23,7 +23,7 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.status import Status
+from kubesched.framework.status import Status, StatusList
 from kubesched.framework.types import PodInfo, SpecFacts
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.queue.nominated_load import NominatedLoad
@@ -89,6 +89,18 @@ _TrackedKey = tuple[int, int, frozenset[str], int, int, int, int, str | None]
 decides which nominated pods count on a row."""
 
 
+def _key(fwk: Framework, state: CycleState, pod: PodInfo) -> _Key:
+    table = fwk.table
+    return (
+        id(fwk),
+        id(pod.facts),
+        state.skip_filter_plugins,
+        id(table),
+        table.node_generation,
+        table.layout_generation,
+    )
+
+
 class _Entry:
     """Row answers for one key: ``index[row]`` (-1 pass, else into ``statuses``,
     ``_UNKNOWN`` not asked yet) for summed requests ``summed[row]``."""
@@ -98,9 +110,8 @@ class _Entry:
         "facts",
         "fwk",
         "index",
+        "known",
         "load_seq",
-        "status_pos",
-        "statuses",
         "summed",
         "table_seq",
     )
@@ -113,25 +124,20 @@ class _Entry:
             (table.capacity, len(table.resources) if not tracked else 0), dtype=np.int64
         )
         """(``answer`` only) the summed requests each row's answer is for."""
-        self.statuses: list[Status] = []
-        self.status_pos: dict[tuple[str, int, tuple[str, ...]], int] = {}
+        self.known = StatusList()
         self.table_seq = table.change_seq
         self.load_seq = -1
         self.epoch = -1
         """(``answer_tracked`` only) the change-log cursors the answers are current at."""
 
+    @property
+    def statuses(self) -> list[Status]:
+        """Every status ``index`` may point at (append-only)."""
+        return self.known.items
+
     def add(self, answers: list[Status]) -> IntArray:
         """Positions in ``statuses`` of ``answers`` (equal statuses share one)."""
-        pos = self.status_pos
-        out = np.empty(len(answers), dtype=np.int64)
-        for i, s in enumerate(answers):
-            k = (s.plugin, int(s.code), s.reasons)
-            j = pos.get(k)
-            if j is None:
-                j = pos[k] = len(self.statuses)
-                self.statuses.append(s)
-            out[i] = j
-        return out
+        return np.array(self.known.positions(answers), dtype=np.int64)
 
 
 class OverrideRows:
@@ -167,16 +173,7 @@ class OverrideRows:
         table = fwk.table
         facts = pod.facts
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
-        key = (
-            id(fwk),
-            id(facts),
-            state.skip_filter_plugins,
-            id(table),
-            table.node_generation,
-            table.layout_generation,
-            pod.pod.priority,
-            own,
-        )
+        key = (*_key(fwk, state, pod), pod.pod.priority, own)
         entry = self._entry(key, fwk, facts, True)
         known = entry.index
         changed = table.rows_changed_since(entry.table_seq)
@@ -239,17 +236,8 @@ class OverrideRows:
         ascending and distinct; ``summed`` table-shaped); only rows whose summed
         requests differ from the last time are asked about. None when the
         framework cannot answer. Only for ``fwk.what_if_spec_determined(state)``."""
-        table = fwk.table
         facts = pod.facts
-        key = (
-            id(fwk),
-            id(facts),
-            state.skip_filter_plugins,
-            id(table),
-            table.node_generation,
-            table.layout_generation,
-        )
-        entry = self._entry(key, fwk, facts, False)
+        entry = self._entry(_key(fwk, state, pod), fwk, facts, False)
         index = entry.index.take(rows)
         stale = index == _UNKNOWN
         stale |= (entry.summed.take(rows, axis=0) != summed).any(axis=1)

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.nodetable import BoolArray, IntArray
-from kubesched.framework.status import Status
+from kubesched.framework.status import Status, StatusList
 from kubesched.framework.victims import StatColumns
 
 if TYPE_CHECKING:
@@ -50,14 +50,13 @@ class AnswerCache:
 
     __slots__ = (
         "_keep",
-        "_status_pos",
+        "_known",
         "candidate",
         "key",
         "nominated",
         "slots",
         "stats",
         "status",
-        "statuses",
         "valid",
     )
 
@@ -72,8 +71,12 @@ class AnswerCache:
         self.stats: tuple[npt.NDArray[Any], ...] = tuple(
             np.zeros(capacity, dtype=d) for d in _STAT_DTYPES
         )
-        self.statuses: list[Status] = []
-        self._status_pos: dict[tuple[str, int, tuple[str, ...]], int] = {}
+        self._known = StatusList()
+
+    @property
+    def statuses(self) -> list[Status]:
+        """Every status ``status[row]`` may index (append-only)."""
+        return self._known.items
 
     def use(self, key: AnswerKey, keep: object) -> None:
         """Answer for ``key`` from now on (``keep``: the object whose id is in the
@@ -131,16 +134,7 @@ class AnswerCache:
 
     def ids(self, statuses: list[Status]) -> IntArray:
         """Positions in ``statuses`` of the given ones (equal statuses share one)."""
-        pos = self._status_pos
-        out = np.empty(len(statuses), dtype=np.int64)
-        for i, s in enumerate(statuses):
-            k = (s.plugin, int(s.code), s.reasons)
-            j = pos.get(k)
-            if j is None:
-                j = pos[k] = len(self.statuses)
-                self.statuses.append(s)
-            out[i] = j
-        return out
+        return np.array(self._known.positions(statuses), dtype=np.int64)
 
     def batch(
         self, rows: IntArray, cache: VictimCache

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.rowlog import RowLog
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue.nominator import Nominator
 
@@ -36,9 +37,8 @@ class NominatedLoad:
         None; priority; rows; vectors). The answer depends on nothing else while
         nothing changed: a cycle asks again for the same pod (filtering, then
         preemption), and consecutive pods of one priority share it."""
-        self._changes: list[int] = []
+        self._changes = RowLog()
         """Rows whose nominated pods changed, in order (``rows_changed_since``)."""
-        self._changes_base = 0
         self.epoch = 0
         """Bumped when everything is rebuilt (every row may have changed)."""
 
@@ -46,7 +46,7 @@ class NominatedLoad:
     def change_seq(self) -> int:
         """A cursor into the change log (read it after ``query``/``dense``, which
         bring the index up to date)."""
-        return self._changes_base + len(self._changes)
+        return self._changes.seq
 
     def is_nominated(self, uid: str) -> bool:
         """The pod is among the nominated pods indexed (as of the last sync)."""
@@ -55,18 +55,7 @@ class NominatedLoad:
     def rows_changed_since(self, seq: int) -> list[int] | None:
         """Rows whose nominated pods changed since the cursor ``seq`` (possibly
         repeated), or None when that part of the log was dropped."""
-        if seq < self._changes_base:
-            return None
-        return self._changes[seq - self._changes_base :]
-
-    def _row_changed(self, row: int) -> None:
-        changes = self._changes
-        changes.append(row)
-        if len(changes) > 4096 + self._slots:
-            # Keep the log short: readers that lag this far behind start over.
-            drop = len(changes) // 2
-            del changes[:drop]
-            self._changes_base += drop
+        return self._changes.since(seq)
 
     def query(
         self, nominator: Nominator, pod: PodInfo, table: NodeTable
@@ -218,7 +207,7 @@ class NominatedLoad:
                 self._dense = None
             self._rows, self._prios, self._mat = rows, prios, mat
         prio = info.pod.priority
-        self._row_changed(row)
+        self._changes.add(row, self._slots)
         self._rows[n] = row
         self._prios[n] = prio
         self._mat[n] = 0
@@ -239,7 +228,7 @@ class NominatedLoad:
         if i is None:
             return
         prio = int(self._prios[i])
-        self._row_changed(int(self._rows[i]))
+        self._changes.add(int(self._rows[i]), self._slots)
         left = self._prio_counts[prio] - 1
         if left:
             self._prio_counts[prio] = left
