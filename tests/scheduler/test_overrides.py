@@ -16,8 +16,13 @@ from typing import Any
 import pytest
 
 from kubesched.api.types import NO_SCHEDULE, Node, Pod
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.results import NominatingInfo, NominatingMode
+from kubesched.framework.types import PodInfo
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.overrides import OverrideRows
+from kubesched.scheduler.queue.nominated_load import NominatedLoad
+from kubesched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node, make_pod
 from tests.scheduler.harness import (
     FakeNominator,
@@ -26,6 +31,34 @@ from tests.scheduler.harness import (
 )
 
 
+class TrackedNominator(FakeNominator):
+    """A FakeNominator whose ``nominated_load`` comes from the queue's incremental
+    index (``NominatedLoad``), whose change log ``answer_tracked`` follows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.real = Nominator()
+        self.index = NominatedLoad()
+
+    def nominate(self, pod: Pod | PodInfo, node_name: str) -> None:
+        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
+        super().nominate(pi, node_name)
+        self.real.add_nominated_pod(pi, NominatingInfo(node_name, NominatingMode.OVERRIDE))
+
+    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
+        return self.index.query(self.real, pod, table)
+
+    def nominated_load_index(self) -> NominatedLoad:
+        return self.index
+
+
+@pytest.mark.parametrize(
+    "tracked",
+    [
+        pytest.param(False, id="changed rows found by comparing summed requests"),
+        pytest.param(True, id="changed rows found from the change logs"),
+    ],
+)
 @pytest.mark.parametrize(
     ("seed", "n"),
     [
@@ -34,7 +67,7 @@ from tests.scheduler.harness import (
     ],
 )
 def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
-    seed: int, n: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, n: int, tracked: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(seed)
     cache = Cache()
@@ -43,10 +76,11 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         node = make_node(f"n{i:04d}").capacity(cpu="2", memory="4Gi", pods=110).obj()
         nodes.append(node)
         cache.add_node(node)
-    nominator = FakeNominator()
+    nominator = TrackedNominator() if tracked else FakeNominator()
     (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
-    answer, what_if = OverrideRows.answer, vec.run_filter_what_if
+    method = "answer_tracked" if tracked else "answer"
+    answer, what_if = getattr(OverrideRows, method), vec.run_filter_what_if
 
     def counting_answer(*args: Any) -> Any:
         asked[0] += len(args[4])
@@ -56,7 +90,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         asked[1] += len(args[2])
         return what_if(*args)
 
-    monkeypatch.setattr(OverrideRows, "answer", counting_answer)
+    monkeypatch.setattr(OverrideRows, method, counting_answer)
     vec.run_filter_what_if = counting_what_if  # type: ignore[method-assign]
     # One PodSpec object for every measured pod: they share their spec facts.
     template = make_pod("template").req(cpu="500m", memory="256Mi").obj()

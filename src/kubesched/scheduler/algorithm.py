@@ -380,9 +380,10 @@ class Algorithm:
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
             found: Overrides | None = None
-            if len(load_rows) > _SHORT_SCAN and fwk.what_if_spec_determined(state):
-                # Many nominated nodes (a burst of preemptors): ask only about the
-                # rows whose summed requests changed since an earlier cycle.
+            if fwk.what_if_spec_determined(state):
+                # Ask only about the rows whose summed requests changed since an
+                # earlier cycle (a burst of preemptors changes a node or two per
+                # cycle while a thousand hold nominated pods).
                 index = getattr(fwk.nominator, "nominated_load_index", None)
                 if index is not None:
                     found = self._override_rows.answer_tracked(

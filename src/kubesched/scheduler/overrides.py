@@ -111,6 +111,7 @@ class _Entry:
         "fwk",
         "index",
         "known",
+        "last",
         "load_seq",
         "summed",
         "table_seq",
@@ -129,6 +130,10 @@ class _Entry:
         self.load_seq = -1
         self.epoch = -1
         """(``answer_tracked`` only) the change-log cursors the answers are current at."""
+        self.last: tuple[IntArray, Overrides] | None = None
+        """(``answer_tracked`` only) the last rows asked about and the answer given:
+        handed out again while none of those rows changed (with the lookup table
+        it has built)."""
 
     @property
     def statuses(self) -> list[Status]:
@@ -191,6 +196,9 @@ class OverrideRows:
         entry.epoch = index.epoch
         got = known.take(rows)
         ask = (got == _UNKNOWN).nonzero()[0]
+        last = entry.last
+        if not len(ask) and last is not None and last[0] is rows:
+            return last[1]
         if len(ask):
             ask_rows = rows.take(ask)
             width = len(table.resources)
@@ -200,7 +208,9 @@ class OverrideRows:
             if not self._ask(entry, fwk, state, pod, ask_rows, summed):
                 return None
             got[ask] = known.take(ask_rows)
-        return Overrides(rows, got, entry.statuses)
+        found = Overrides(rows, got, entry.statuses)
+        entry.last = (rows, found)
+        return found
 
     @staticmethod
     def _ask(

@@ -77,3 +77,27 @@ def test_incremental_load_equals_plain_load(history: list[tuple[str, int, int]])
                 expect = np.zeros((dense.shape[0], width), dtype=np.int64)
                 expect[want_rows] = _pad(want, width)
                 assert np.array_equal(_pad(dense, width), expect)
+
+
+def test_a_node_change_with_many_nominations_rebuilds_the_index() -> None:
+    """A node change rebuilds the index from the nominator: with more nominations
+    than its initial room (16), the rebuilt arrays must all be large enough, and
+    the change log tells the rebuild apart (a new epoch)."""
+    nodes = [make_node(f"n{i}").capacity(cpu="8", memory="8Gi", pods=110).obj() for i in range(4)]
+    table = build_table(nodes)
+    nominator = Nominator()
+    index = NominatedLoad()
+    pods = [
+        PodInfo(make_pod(f"m{i}").uid(f"m{i}").priority(5).req(cpu="100m").obj()) for i in range(40)
+    ]
+    asking = PodInfo(make_pod("asking").uid("asking").priority(0).obj())
+    for i, pi in enumerate(pods):
+        nominator.add_nominated_pod(pi, NominatingInfo(f"n{i % 4}", NominatingMode.OVERRIDE))
+        index.query(nominator, asking, table)
+    epoch = index.epoch
+    table.node_generation += 1  # what a node update does to the key
+    got_rows, got = index.query(nominator, asking, table)
+    want_rows, want = nominated_load(_Lookups(nominator), asking, table)
+    assert index.epoch == epoch + 1
+    assert got_rows.tolist() == want_rows.tolist()
+    assert np.array_equal(got, want)

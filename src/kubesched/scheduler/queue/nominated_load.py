@@ -178,7 +178,8 @@ class NominatedLoad:
         self._pos = {}
         self._prio_counts = {}
         self._dense = None
-        self._mat = np.zeros((16, len(table.resources)), dtype=np.int64)
+        # Same length as the rows and priorities kept (they may have grown).
+        self._mat = np.zeros((len(self._rows), len(table.resources)), dtype=np.int64)
         for uid, node in nominator.nominated_pod_to_node.items():
             info = nominator.infos.get(uid)
             row = table.row_of.get(node)
