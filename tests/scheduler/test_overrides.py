@@ -91,7 +91,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         return what_if(*args)
 
     monkeypatch.setattr(OverrideRows, method, counting_answer)
-    vec.run_filter_what_if = counting_what_if  # type: ignore[method-assign]
+    monkeypatch.setattr(vec, "run_filter_what_if", counting_what_if)
     # One PodSpec object for every measured pod: they share their spec facts.
     template = make_pod("template").req(cpu="500m", memory="256Mi").obj()
     noms = 0
@@ -125,3 +125,35 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
     # Kept answers were used (otherwise this test checks nothing new).
     assert asked[0] > 0
     assert asked[1] < asked[0]
+
+
+@pytest.mark.parametrize(
+    "tracked",
+    [
+        pytest.param(False, id="changed rows found by comparing summed requests"),
+        pytest.param(True, id="changed rows found from the change logs"),
+    ],
+)
+def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(tracked: bool) -> None:
+    """A scan of at most ``_SHORT_SCAN`` rows reads the nominator node by node and
+    never syncs the nominated-load index: its answers must still follow a
+    nomination removed between two pods of one spec (a stale kept answer would
+    keep rejecting n0)."""
+    cache = Cache()
+    for i in range(2):
+        cache.add_node(make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods=110).obj())
+    nominator = TrackedNominator() if tracked else FakeNominator()
+    small = make_pod("a").uid("a").priority(10).req(cpu="500m").obj()
+    big = make_pod("b").uid("b").priority(10).req(cpu="1500m").obj()
+    nominator.nominate(small, "n0")
+    nominator.nominate(big, "n0")
+    nominator.nominate(make_pod("c").uid("c").priority(10).req(cpu="1600m").obj(), "n1")
+    vector, exact = vector_and_exact(cache.table, nominator, 5)
+    template = make_pod("t").req(cpu="500m").obj()
+    first = same_outcome(vector, exact, Pod("p0", uid="p0", spec=template.spec))
+    assert first[0] == "fit"
+    nominator.by_node["n0"] = [p for p in nominator.by_node["n0"] if p.pod.uid != "b"]
+    if isinstance(nominator, TrackedNominator):
+        nominator.real.delete_nominated_pod_if_exists(big)
+    second = same_outcome(vector, exact, Pod("p1", uid="p1", spec=template.spec))
+    assert second[:2] == ("ok", "n0")

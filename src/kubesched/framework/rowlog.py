@@ -29,8 +29,7 @@ class RowLog:
 
     def since(self, seq: int) -> list[int] | None:
         """Rows logged since the cursor ``seq`` (possibly repeated, in order), or
-        None when that part of the log was dropped (recompute everything). The
-        list may be shared: never write into it."""
+        None when that part of the log was dropped (recompute everything)."""
         if seq < self._base:
             return None
         return self._rows[seq - self._base :]

@@ -366,7 +366,8 @@ class Algorithm:
         one what-if call answers for all these nodes at once."""
         table = fwk.table
         if fwk.what_if_supported(state):
-            if len(scan) <= _SHORT_SCAN:
+            short = len(scan) <= _SHORT_SCAN
+            if short:
                 # The nominated node's own check: ask about its row only.
                 load_rows, load = _scan_load(fwk, pod, scan)
             else:
@@ -384,8 +385,10 @@ class Algorithm:
                 # Ask only about the rows whose summed requests changed since an
                 # earlier cycle (a burst of preemptors changes a node or two per
                 # cycle while a thousand hold nominated pods).
-                index = getattr(fwk.nominator, "nominated_load_index", None)
+                index = None if short else getattr(fwk.nominator, "nominated_load_index", None)
                 if index is not None:
+                    # The index's change log is current: ``nominated_load`` (not
+                    # ``_scan_load``, which reads the nominator) just synced it.
                     found = self._override_rows.answer_tracked(
                         fwk, state, pod, load_rows, load, index()
                     )

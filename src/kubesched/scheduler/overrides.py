@@ -8,10 +8,13 @@ When the answer of every active filter is a function of the pod's spec, the
 nodes' own state and a node's summed requests alone
 (``Framework.what_if_spec_determined``), a row's answer can be reused for as
 long as those inputs stay the same. ``OverrideRows`` keeps, per spec, each
-row's last answer with the summed requests it was for; a cycle asks the
-filters again only about the rows whose summed requests changed (a burst of
-preemptors changes a node or two per cycle while a thousand hold nominated
-pods).
+row's last answer; a cycle asks the filters again only about the rows whose
+summed requests changed (a burst of preemptors changes a node or two per
+cycle while a thousand hold nominated pods). It finds those rows either from
+the change logs of the node table and of the nominated-load index
+(``answer_tracked``: no per-row work for unchanged rows; the caller must have
+just brought the index up to date) or by comparing the summed requests each
+answer was for (``answer``: for any nominator).
 """
 
 from __future__ import annotations
@@ -173,8 +176,9 @@ class OverrideRows:
         index: NominatedLoad,
     ) -> Overrides | None:
         """``answer`` for ``rows`` with nominated load ``load`` (``index.query``'s
-        answer for the pod, just asked), finding the changed rows from the change
-        logs of the node table and of ``index``."""
+        answer for the pod, just asked: the index must be in sync with the
+        nominator, or its change log misses nominations), finding the changed
+        rows from the change logs of the node table and of ``index``."""
         table = fwk.table
         facts = pod.facts
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None

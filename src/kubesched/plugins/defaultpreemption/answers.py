@@ -6,8 +6,10 @@ answers are a function of the pod's spec alone
 (``Framework.what_if_spec_determined``), the answer of ``SelectVictimsOnNode``
 for a row depends on nothing but:
 
-- the row's pods (``VictimCache`` drops a row's entry, and with it the answer,
-  when the table logs a change of the row);
+- the row's pods: when the table logs a change of the row, ``VictimCache``
+  marks its entry stale; the batcher refreshes the entries of a batch's rows
+  (``VictimBatcher._entries``) before it reads any answer, and storing a fresh
+  entry drops the row's answer (``VictimCache.store``);
 - the preemptor's spec, priority, framework and skipped filters, and the nodes'
   own state (``NodeTable.node_generation``): the key of the whole cache;
 - the summed requests of the nominated pods that count on the row: kept with
@@ -85,6 +87,7 @@ class AnswerCache:
             self.key = key
             self._keep = keep
             self.valid[:] = False
+            self._known = StatusList()  # batches handed out hold their own copies
 
     def invalidate(self, rows: IntArray | int) -> None:
         self.valid[rows] = False
