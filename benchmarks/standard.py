@@ -23,6 +23,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +69,17 @@ def run_one(workload: str, nodes: int, init: int, pods: int) -> dict[str, object
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop (10 million additions): how fast the
+    machine runs Python right now. Shared machines swing by half or more within
+    minutes; the figure lets tables from different runs be compared."""
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(10_000_000):
+        s += i
+    return time.perf_counter() - t0
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -106,6 +118,7 @@ def main() -> None:
         seen.add(workload)
         chosen.append(spec)
     runs: list[list[dict[str, object]]] = [[] for _ in chosen]
+    speed = [calibration()]
     for _ in range(max(args.repeat, 1)):
         for i, (workload, nodes, init, pods, _, _) in enumerate(chosen):
             runs[i].append(run_one(workload, nodes, init, pods))
@@ -127,6 +140,9 @@ def main() -> None:
     table = "\n".join(
         [
             f"Machine: {machine()}",
+            "",
+            "Python speed during the run (10 million loop additions, before / after): "
+            f"{speed[0]:.2f} s / {calibration():.2f} s",
             "",
             "| workload | nodes / init / measured | pods/s | target | met | wall s "
             "| cycle p50 / p99 ms | peak RSS MiB | note |",
