@@ -28,8 +28,11 @@ ordering, no PDB, every potential victim with a start time. A batch then
 gathers its rows with fancy indexing; only rows whose node changed run the
 Python of step 1. Victim lists are built only for the rows the Evaluator
 asks about (``VictimBatch.victims``): rows past its stop point cost array
-work only. The per-node path remains the reference; tests compare both on
-random clusters.
+work only. Under the same conditions, with spec-determined filters, each
+row's whole answer is kept too (``answers.py``): a batch computes only the
+rows whose answer went stale (a few of them in plain Python,
+``VictimBatcher._answer_small``) and reads the others. The per-node path
+remains the reference; tests compare both on random clusters.
 """
 
 from __future__ import annotations
