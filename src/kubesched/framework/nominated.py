@@ -6,6 +6,7 @@ version is what it must equal, and what small nominators (test fakes) use.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 import numpy as np
@@ -21,14 +22,15 @@ class _Lookups(Protocol):
 
 
 def nominated_load(
-    nominator: _Lookups, pod: PodInfo, table: NodeTable
+    nominator: _Lookups, pod: PodInfo, table: NodeTable, nodes: Iterable[str] | None = None
 ) -> tuple[IntArray, IntArray]:
     """(rows, summed request vectors) of the nominated pods of priority >= the pod's
-    (not the pod itself), per node with any, rows ascending."""
+    (not the pod itself), per node with any, rows ascending; ``nodes``: only
+    these nodes (default: every node with nominated pods)."""
     prio = pod.pod.priority
     uid = pod.pod.uid
     found: list[tuple[int, IntArray]] = []
-    for name in nominator.nominated_node_names():
+    for name in nominator.nominated_node_names() if nodes is None else nodes:
         row = table.row_of.get(name)
         if row is None:
             continue

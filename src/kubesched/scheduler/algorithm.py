@@ -28,7 +28,12 @@ import numpy.typing as npt
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
+from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo, SpecFacts
+from kubesched.runtime.framework import Framework, ScorePart, go_list
+from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
 __all__ = [
     "Algorithm",
@@ -39,10 +44,6 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "select_host",
 ]
-from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, SpecFacts
-from kubesched.runtime.framework import Framework, ScorePart, go_list
-from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
@@ -426,21 +427,9 @@ _SHORT_SCAN: Final = 8
 def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, IntArray]:
     """``nominated_load`` restricted to the rows of ``scan``, from the nominator's
     per-node lookup (rows ascending, summed request vectors)."""
-    table = fwk.table
-    rows: list[int] = []
-    vectors: list[list[IntArray]] = []
+    names = fwk.table.names
     # A short scan: a set beats np.unique's sort machinery on a handful of rows.
-    for row in sorted(set(scan.tolist())):
-        noms = fwk.nominated_ge(pod, table.names[row])
-        if noms:
-            rows.append(row)
-            vectors.append([table.request_vector(n) for n in noms])
-    width = len(table.resources)  # after request_vector may have grown the axis
-    out = np.zeros((len(rows), width), dtype=np.int64)
-    for i, vs in enumerate(vectors):
-        for v in vs:
-            out[i, : len(v)] += v
-    return np.array(rows, dtype=np.int64), out
+    return nominated_load(fwk.nominator, pod, fwk.table, [names[r] for r in set(scan.tolist())])
 
 
 def _first_chunk(num_to_find: int, n: int) -> int:
