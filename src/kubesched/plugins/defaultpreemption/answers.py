@@ -40,6 +40,10 @@ AnswerKey = tuple[int, int, frozenset[str], int, int, int]
 """(framework, spec facts, skipped filters, priority, node generation, layout
 generation) of the preemptor and table the answers are for."""
 
+FewStats = tuple[int, int, int, int, int]
+"""A candidate's ``VictimStats`` for ``AnswerCache.keep_few``: violations, highest
+priority, priority sum, count, earliest start."""
+
 _STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
 
 
@@ -117,10 +121,7 @@ class AnswerCache:
         if len(fit) and stats is None:
             return False
         slots = batch.slot_matrix()
-        if slots.shape[0] > self.slots.shape[1]:
-            grown = np.zeros((self.slots.shape[0], slots.shape[0]), dtype=np.bool_)
-            grown[:, : self.slots.shape[1]] = self.slots
-            self.slots = grown
+        self._room(slots.shape[0])
         ids = self.ids(batch.statuses)
         self.candidate[rows] = cand
         self.status[rows] = np.where(cand, 0, ids.take(batch.fail_index))
@@ -131,9 +132,49 @@ class AnswerCache:
             self.slots[fit_rows, : slots.shape[0]] = slots[:, pos.take(fit)].T
             for mine, got in zip(self.stats, stats, strict=True):
                 mine[fit_rows] = got
+        self._kept(rows, nominated)
+        return True
+
+    def keep_few(
+        self,
+        rows: IntArray,
+        statuses: list[Status],
+        status_of: list[int],
+        fit: list[tuple[int, list[bool], FewStats]],
+        nominated: IntArray | None,
+    ) -> None:
+        """``store`` for a few rows answered in plain Python, element by element
+        (cheaper than numpy calls there): row ``rows[i]`` failed with
+        ``statuses[status_of[i]]``, or is a candidate (``status_of[i]`` < 0)
+        whose entry in ``fit`` is ``(i, victim flag per potential victim, its
+        VictimStats as violations, highest priority, priority sum, count,
+        earliest start)`` (every victim has a known start time)."""
+        self._room(max((len(flags) for _, flags, _ in fit), default=0))
+        ids = self.ids(statuses).tolist()
+        row_list = rows.tolist()
+        cand, status, slots, columns = self.candidate, self.status, self.slots, self.stats
+        for i, r in enumerate(row_list):
+            cand[r] = status_of[i] < 0
+            status[r] = 0 if status_of[i] < 0 else ids[status_of[i]]
+            slots[r] = False
+        for i, flags, stats in fit:
+            r = row_list[i]
+            slots[r, : len(flags)] = flags
+            for col, v in zip(columns, (*stats, True, False), strict=True):
+                col[r] = v
+        self._kept(rows, nominated)
+
+    def _room(self, slots: int) -> None:
+        """Grow the victim flags to at least ``slots`` per row."""
+        if slots > self.slots.shape[1]:
+            grown = np.zeros((self.slots.shape[0], slots), dtype=np.bool_)
+            grown[:, : self.slots.shape[1]] = self.slots
+            self.slots = grown
+
+    def _kept(self, rows: IntArray, nominated: IntArray | None) -> None:
+        """The answers of ``rows`` were just written, for this nominated load."""
         self.nominated[rows] = 0 if nominated is None else nominated.take(rows, axis=0)
         self.valid[rows] = True
-        return True
 
     def ids(self, statuses: list[Status]) -> IntArray:
         """Positions in ``statuses`` of the given ones (equal statuses share one)."""

@@ -54,7 +54,7 @@ from kubesched.framework.preemption import (
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.framework.victims import MAX_INT32_PLUS_1, StatColumns, Victims
-from kubesched.plugins.defaultpreemption.answers import AnswerCache, AnswerKey
+from kubesched.plugins.defaultpreemption.answers import AnswerCache, AnswerKey, FewStats
 
 if TYPE_CHECKING:
     from kubesched.plugins.defaultpreemption.plugin import DefaultPreemption
@@ -456,17 +456,14 @@ class VictimBatcher:
         """``_run`` for a few rows, in plain Python where numpy's per-call cost
         dominates, straight into the kept answers: the same what-if call for
         "every victim removed", then the reprieve on the fit columns and the
-        victims' stats row by row. False when its conditions do not hold (no
-        fit columns, a victim list longer than the cache's slots); None when
-        the filters cannot answer (as ``_run``)."""
+        victims' stats row by row. False when its condition does not hold (no
+        fit columns); None when the filters cannot answer (as ``_run``)."""
         columns = self._columns()
         if columns is None:
             return False
         cols, need = columns
         cache, answers = self.cache, self.cache.answers
         counts = cache.count.take(rows).tolist()
-        if max(counts) > answers.slots.shape[1]:
-            return False
         h = self._plugin.handle
         table = h.table
         row_list = rows.tolist()
@@ -492,7 +489,7 @@ class VictimBatcher:
             base_cols = base[:, cols].tolist() if passes else []
         need_l = need.tolist()
         width = len(need_l)
-        kept: list[tuple[int, list[bool], tuple[int, int, int, int, int]]] = []
+        kept: list[tuple[int, list[bool], FewStats]] = []
         for k in passes:
             i = live[k]
             r = row_list[i]
@@ -521,22 +518,7 @@ class VictimBatcher:
             total = sum(prios[j] + MAX_INT32_PLUS_1 for j in chosen)
             earliest = min(starts[j] for j in chosen if prios[j] == high)
             kept.append((i, victim, (0, high, total, len(chosen), earliest)))
-        ids = answers.ids(statuses)
-        cand = answers.candidate
-        status = answers.status
-        slots = answers.slots
-        stat_cols = answers.stats
-        for i, r in enumerate(row_list):
-            cand[r] = status_of[i] < 0
-            status[r] = 0 if status_of[i] < 0 else ids[status_of[i]]
-            slots[r] = False
-        for i, victim, stats in kept:
-            r = row_list[i]
-            slots[r, : len(victim)] = victim
-            for col, v in zip(stat_cols, (*stats, True, False), strict=True):
-                col[r] = v
-        answers.nominated[rows] = 0 if nominated is None else nominated.take(rows, axis=0)
-        answers.valid[rows] = True
+        answers.keep_few(rows, statuses, status_of, kept, nominated)
         return True
 
     def _entries(self, rows: IntArray) -> _Restart | dict[int, _NodeVictims | None]:
