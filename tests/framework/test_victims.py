@@ -8,12 +8,14 @@ reference on random victim lists, including the random source's state after.
 from __future__ import annotations
 
 import random
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.framework import victims as victims_module
 from kubesched.framework.types import PodInfo
 from kubesched.framework.victims import (
     Victims,
@@ -174,9 +176,11 @@ def test_pick_by_stats_equals_pick_one_node(
         np.array([s[4] is not None for s in stats], dtype=np.bool_),
         np.array([s[5] for s in stats], dtype=np.bool_),
     )
-    rng = random.Random(seed)
-    assert list(victims)[pick_index_by_stats(columns, now, rng.randrange)] == want
-    assert rng.getstate() == after
+    for few in (victims_module._FEW_CANDIDATES, 0):  # the tuple path, then numpy's
+        rng = random.Random(seed)
+        with patch.object(victims_module, "_FEW_CANDIDATES", few):
+            assert list(victims)[pick_index_by_stats(columns, now, rng.randrange)] == want
+        assert rng.getstate() == after
 
 
 @pytest.mark.parametrize(

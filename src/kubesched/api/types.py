@@ -251,6 +251,7 @@ class Pod:
         "conditions",
         "creation_timestamp",
         "deletion_timestamp",
+        "key",
         "labels",
         "name",
         "namespace",
@@ -289,7 +290,9 @@ class Pod:
     ) -> None:
         self.name = name
         self.namespace = namespace
-        self.uid = uid or f"{namespace}/{name}"
+        self.key = f"{namespace}/{name}"
+        """``namespace/name`` (name and namespace never change after creation)."""
+        self.uid = uid or self.key
         self.labels: Mapping[str, str] = labels if labels is not None else {}
         self.annotations: Mapping[str, str] = annotations if annotations is not None else {}
         self.owner_references = owner_references
@@ -304,11 +307,6 @@ class Pod:
         self.deletion_timestamp = deletion_timestamp
         self.conditions: list[PodCondition] = conditions if conditions is not None else []
         self.creation_timestamp = creation_timestamp
-
-    @property
-    def key(self) -> str:
-        """``namespace/name``."""
-        return f"{self.namespace}/{self.name}"
 
     @property
     def termination_grace_period_seconds(self) -> int:
@@ -336,6 +334,7 @@ class Pod:
         c.conditions = list(self.conditions)
         c.creation_timestamp = self.creation_timestamp
         c.deletion_timestamp = self.deletion_timestamp
+        c.key = self.key
         c.labels = self.labels
         c.name = self.name
         c.namespace = self.namespace

@@ -194,6 +194,10 @@ def pick_by_stats(victims: dict[str, Victims], now: Time, randrange: Callable[[i
     return names[int(candidates[randrange(len(candidates))])]
 
 
+_FEW_CANDIDATES: Final = 256
+"""Up to this many candidates, ``pick_index_by_stats`` compares Python tuples."""
+
+
 def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[int], int]) -> int:
     """``pick_by_stats`` on columns (``CandidateSet.stats``): the index of the
     chosen candidate."""
@@ -201,6 +205,22 @@ def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[in
     latest = np.where(known, earliest, MIN_INT64)
     if unset.any():
         latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
+    if len(nviol) <= _FEW_CANDIDATES:
+        # Narrowing column by column keeps exactly the rows whose score tuple is
+        # the lexicographic maximum (in order); tuples beat numpy's per-call cost.
+        keys = list(
+            zip(
+                (-nviol).tolist(),
+                (-high).tolist(),
+                (-total).tolist(),
+                (-count).tolist(),
+                latest.tolist(),
+                strict=True,
+            )
+        )
+        best = max(keys)
+        ties = [i for i, k in enumerate(keys) if k == best]
+        return ties[0] if len(ties) == 1 else ties[randrange(len(ties))]
     candidates = np.arange(len(nviol))
     for column in (-nviol, -high, -total, -count, latest):
         scores = column[candidates]

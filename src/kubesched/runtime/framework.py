@@ -599,22 +599,23 @@ class Framework:
         (index aligned with rows, -1 = pass; statuses). Static filters are read
         from their vector form; the others answer the what-if. None if some
         plugin cannot answer."""
+        steps = self._what_if_steps(state, pod)
+        if steps is None:
+            return None
         result: np.ndarray | None = None  # None: every row passes so far
         statuses: list[Status] = []
-        skip = state.skip_filter_plugins
-        for p in self.filter_plugins:
-            if p.name in skip:
-                continue
-            static = is_static_filter(p)
-            if static:
-                v = p.filter_vector(state, pod, self.table)  # type: ignore[attr-defined]
+        for p, static in steps:
+            if static is not None:
+                v = static
+                index = v.index.take(rows)
             else:
-                v = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
-            if v is None:
-                return None
-            if not v.statuses:
-                continue
-            index = v.index.take(rows) if static else v.index
+                got = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
+                if got is None:
+                    return None
+                v = got
+                if not v.statuses:
+                    continue
+                index = v.index
             if result is None:
                 # Nothing failed before: the plugin's index is the answer (-1 = pass).
                 result = index.astype(np.int32)
@@ -626,6 +627,44 @@ class Framework:
         if result is None:
             result = np.full(len(rows), -1, dtype=np.int32)
         return result, statuses
+
+    def _what_if_steps(
+        self, state: CycleState, pod: PodInfo
+    ) -> list[tuple[FilterPlugin, Verdicts | None]] | None:
+        """The active filters ``run_filter_what_if`` must consult, in order: the
+        static ones that fail some node (with their verdicts over the table) and
+        the others (None: asked each time). Kept in the CycleState like
+        ``run_filter_what_if_passes``'s static mask (keyed by table, node
+        generation, skipped plugins and pod); None if a static filter cannot
+        vectorise."""
+        skip = state.skip_filter_plugins
+        table = self.table
+        key = "kubesched.runtime/what-if-steps"
+        memo = state.get(key)
+        if (
+            isinstance(memo, tuple)
+            and memo[0] is table
+            and memo[1] == table.node_generation
+            and memo[2] is skip
+            and memo[3] is pod.pod
+        ):
+            steps: list[tuple[FilterPlugin, Verdicts | None]] | None = memo[4]
+            return steps
+        steps = []
+        for p in self.filter_plugins:
+            if p.name in skip:
+                continue
+            if not is_static_filter(p):
+                steps.append((p, None))
+                continue
+            v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
+            if v is None:
+                steps = None
+                break
+            if v.statuses:
+                steps.append((p, v))
+        state.write(key, (table, table.node_generation, skip, pod.pod, steps))
+        return steps
 
     # ------------------------------------------------------------------ PostFilter
     def has_post_filter_plugins(self) -> bool:

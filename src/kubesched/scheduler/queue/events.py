@@ -42,6 +42,9 @@ def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
     ``UpdatePodXYZ`` registration. (The DRA ``UpdatePodGeneratedResourceClaim``
     extractor is not modelled: kubesched pods carry no resource claims.)
     """
+    if new.labels is old.labels and new.spec is old.spec:
+        # A status-only update (the usual case): the general Update action.
+        return [ASSIGNED_POD_UPDATE if new.node_name else UNSCHEDULED_POD_UPDATE]
     resource = EventResource.ASSIGNED_POD if new.node_name else EventResource.UNSCHEDULED_POD
     actions: list[ActionType] = []
     if dict(new.labels) != dict(old.labels):

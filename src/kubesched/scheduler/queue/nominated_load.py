@@ -161,7 +161,13 @@ class NominatedLoad:
             return True
         if not log and len(table.resources) == self._mat.shape[1]:
             return False
+        # Only each pod's last change matters (the loads are sums): a nomination
+        # is typically added, echoed back by its status update and later
+        # removed, and replaying each step costs more than the sums.
+        final: dict[str, str] = {}
         for uid, node in log:
+            final[uid] = node
+        for uid, node in final.items():
             self._remove(uid)
             if node:
                 info = nominator.infos.get(uid)

@@ -395,7 +395,8 @@ class SchedulingQueue:
         """
         if _is_scale_down(event):
             self.move_all_to_active_or_backoff_queue(event, old, new)
-        else:
+        elif self.hints.is_event_of_interest(event):
+            # (``_move_pods`` does nothing at all for an event of no interest.)
             self._move_pods(self._pods_with_cross_topology_term(new), event, old, new)
 
     def _pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
