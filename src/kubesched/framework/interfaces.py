@@ -175,6 +175,10 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> npt.NDArray[np.bool_] | None: ...
 
+    def run_filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
+    ) -> Status | None: ...
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status: ...

@@ -628,6 +628,40 @@ class Framework:
             result = np.full(len(rows), -1, dtype=np.int32)
         return result, statuses
 
+    def run_filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
+    ) -> Status | None:
+        """``run_filter_what_if`` for one row (``requested``: its summed requests,
+        one vector): the status the row would get (SUCCESS when it passes), with
+        Python scalars where the filters offer it (``filter_what_if_row``);
+        None if some plugin cannot answer."""
+        steps = self._what_if_steps(state, pod)
+        if steps is None:
+            return None
+        q: list[int] | None = None
+        for p, static in steps:
+            if static is not None:
+                i = int(static.index[row])
+                if i < 0:
+                    continue
+                return self._stamp(p.name, (static.statuses[i],))[0]
+            one = getattr(p, "filter_what_if_row", None)
+            got: Status | None = None
+            if one is not None:
+                if q is None:
+                    q = requested.tolist()
+                got = one(state, pod, row, q)
+            if got is None:
+                rows = np.array([row], dtype=np.int64)
+                v = p.filter_what_if(state, pod, rows, requested[None, :])  # type: ignore[attr-defined]
+                if v is None:
+                    return None
+                i = int(v.index[0])
+                got = v.statuses[i] if i >= 0 else SUCCESS
+            if not got.is_success():
+                return self._stamp(p.name, (got,))[0]
+        return SUCCESS
+
     def _what_if_steps(
         self, state: CycleState, pod: PodInfo
     ) -> list[tuple[FilterPlugin, Verdicts | None]] | None:

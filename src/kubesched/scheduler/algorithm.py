@@ -368,6 +368,10 @@ class Algorithm:
         table = fwk.table
         if fwk.what_if_supported(state):
             short = len(scan) <= _SHORT_SCAN
+            if not short and fwk.what_if_spec_determined(state):
+                dense = self._dense_overrides(fwk, state, pod)
+                if dense is not None:
+                    return dense
             if short:
                 # The nominated node's own check: ask about its row only.
                 load_rows, load = _scan_load(fwk, pod, scan)
@@ -418,6 +422,20 @@ class Algorithm:
                 raise SchedulingError(s.message())
             out[row] = s
         return Overrides.of(out) if out else NO_OVERRIDES
+
+    def _dense_overrides(self, fwk: Framework, state: CycleState, pod: PodInfo) -> Overrides | None:
+        """``OverrideRows.answer_dense`` when the nominator keeps the nominated load
+        as a matrix over table slots and every nominated pod counts for ``pod``
+        (the common case: a burst of preemptors of one priority); else None."""
+        index_of = getattr(fwk.nominator, "nominated_load_index", None)
+        dense_of = getattr(fwk.nominator, "nominated_load_dense", None)
+        if index_of is None or dense_of is None:
+            return None
+        load = dense_of(pod, fwk.table)
+        if load is None:
+            return None
+        index = index_of()
+        return self._override_rows.answer_dense(fwk, state, pod, index, load, index.dense_counts())
 
 
 _SHORT_SCAN: Final = 8

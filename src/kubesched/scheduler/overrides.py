@@ -49,7 +49,13 @@ class Overrides:
     Built on the first lookup (an answer may be reused over many cycles)."""
 
     def __bool__(self) -> bool:
-        return len(self.rows) > 0
+        return len(self.rows) > 0 or self._dense is not None
+
+    @staticmethod
+    def over_slots(dense: IntArray, statuses: list[Status]) -> Overrides:
+        """Overrides given as a row -> override index array (``NOT_OVERRIDDEN`` for
+        rows that are not, including one slot past the last row)."""
+        return Overrides(_NO_ROWS, _NO_ROWS, statuses, dense)
 
     def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
         """(positions of ``rows`` that are overridden, their override index)."""
@@ -77,7 +83,8 @@ class Overrides:
         return Overrides(np.array(rows, dtype=np.int64), np.array(index, dtype=np.int64), out)
 
 
-NO_OVERRIDES: Final = Overrides(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [])
+_NO_ROWS: Final = np.zeros(0, dtype=np.int64)
+NO_OVERRIDES: Final = Overrides(_NO_ROWS, _NO_ROWS, [])
 
 _UNKNOWN: Final = -3
 _ENTRIES: Final = 8
@@ -90,6 +97,9 @@ and its summed requests."""
 _TrackedKey = tuple[int, int, frozenset[str], int, int, int, int, str | None]
 """``_Key`` with the pod's priority and UID if it is nominated itself: what
 decides which nominated pods count on a row."""
+_DenseKey = tuple[int, int, frozenset[str], int, int, int, int, bool]
+"""``_Key`` with the pod's priority, for ``answer_dense`` (its entries keep the
+row -> override array up to date as well)."""
 
 
 def _key(fwk: Framework, state: CycleState, pod: PodInfo) -> _Key:
@@ -116,6 +126,7 @@ class _Entry:
         "known",
         "last",
         "load_seq",
+        "over",
         "summed",
         "table_seq",
     )
@@ -137,6 +148,9 @@ class _Entry:
         """(``answer_tracked`` only) the last rows asked about and the answer given:
         handed out again while none of those rows changed (with the lookup table
         it has built)."""
+        self.over: IntArray | None = None
+        """(``answer_dense`` only) row -> ``index[row]`` where nominated pods count,
+        ``NOT_OVERRIDDEN`` elsewhere (one slot longer than the table)."""
 
     @property
     def statuses(self) -> list[Status]:
@@ -154,10 +168,14 @@ class OverrideRows:
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: dict[_Key | _TrackedKey, _Entry] = {}
+        self._entries: dict[_Key | _TrackedKey | _DenseKey, _Entry] = {}
 
     def _entry(
-        self, key: _Key | _TrackedKey, fwk: Framework, facts: SpecFacts, tracked: bool
+        self,
+        key: _Key | _TrackedKey | _DenseKey,
+        fwk: Framework,
+        facts: SpecFacts,
+        tracked: bool,
     ) -> _Entry:
         entry = self._entries.get(key)
         if entry is None or entry.facts is not facts or entry.fwk is not fwk:
@@ -216,6 +234,52 @@ class OverrideRows:
         entry.last = (rows, found)
         return found
 
+    def answer_dense(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        index: NominatedLoad,
+        load: IntArray,
+        count: IntArray,
+    ) -> Overrides | None:
+        """``answer_tracked`` when every nominated pod counts and the pod is not
+        nominated itself: ``load`` and ``count`` are ``index.dense`` and
+        ``index.dense_counts``, just read (so the index is in sync). Keeps the
+        row -> override array itself, so a cycle costs nothing for the rows
+        whose inputs did not change, however many hold nominated pods."""
+        table = fwk.table
+        key: _DenseKey = (*_key(fwk, state, pod), pod.pod.priority, True)
+        entry = self._entry(key, fwk, pod.facts, True)
+        known = entry.index
+        over = entry.over
+        changed = table.rows_changed_since(entry.table_seq)
+        moved = index.rows_changed_since(entry.load_seq) if entry.epoch == index.epoch else None
+        entry.table_seq = table.change_seq
+        entry.load_seq = index.change_seq
+        entry.epoch = index.epoch
+        if over is None or changed is None or moved is None:
+            over = entry.over = np.full(table.capacity + 1, NOT_OVERRIDDEN, dtype=np.int64)
+            rows = np.flatnonzero(count[: table.capacity])
+        else:
+            if not changed and not moved and entry.last is not None:
+                return entry.last[1]
+            # Every changed row holding load is asked again (below). A cycle
+            # typically brings one row, logged a few times: plain Python.
+            touched = sorted(set(changed).union(moved))
+            for r in touched:
+                over[r] = NOT_OVERRIDDEN
+            rows = np.array([r for r in touched if count[r]], dtype=np.int64)
+        if len(rows):
+            summed = table.requested[rows] + load.take(rows, axis=0)
+            if not self._ask(entry, fwk, state, pod, rows, summed):
+                entry.over = None
+                return None
+            over[rows] = known.take(rows)
+        found = Overrides.over_slots(over, entry.statuses)
+        entry.last = (rows, found)
+        return found
+
     @staticmethod
     def _ask(
         entry: _Entry,
@@ -227,6 +291,13 @@ class OverrideRows:
     ) -> bool:
         """Ask the filters about ``rows`` with ``summed`` requests and keep the
         answers in ``entry``; False when the framework cannot answer."""
+        if len(rows) == 1:
+            row = int(rows[0])
+            one = fwk.run_filter_what_if_row(state, pod, row, summed[0])
+            if one is None:
+                return False
+            entry.index[row] = -1 if one.is_success() else entry.known.positions((one,))[0]
+            return True
         got = fwk.run_filter_what_if(state, pod, rows, summed)
         if got is None:
             return False

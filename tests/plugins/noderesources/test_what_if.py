@@ -63,6 +63,13 @@ def _check(
         # The plain-Python form for a few rows, on any number of rows.
         small = plan.verdicts_small(table, rows, requested)
         assert _statuses(small.index, small.statuses) == _statuses(want.index, want.statuses)
+    # One row at a time, as Python scalars (None only without the column form).
+    for k, row in enumerate(rows.tolist()):
+        one = plugin.filter_what_if_row(state, pi, row, requested[k].tolist())
+        if plan.need_cols is None:
+            assert one is None
+        else:
+            assert one == _statuses(want.index, want.statuses)[k]
     passes = plugin.passes_what_if(state, pi, rows, requested)
     assert passes is not None
     assert passes.tolist() == (masks == 0).tolist()

@@ -476,16 +476,26 @@ class VictimBatcher:
             base = cache.base.take(live_rows, axis=0)
             if nominated is not None:
                 base += nominated.take(live_rows, axis=0)
-            what_if = h.run_filter_what_if(self._state, self._pod, live_rows, base)
-            if what_if is None:
-                return None
-            index, found = what_if
-            statuses.extend(found)
-            for k, i in enumerate(index.tolist()):
-                if i < 0:
-                    passes.append(k)
+            if len(live) == 1:
+                one = h.run_filter_what_if_row(self._state, self._pod, int(live_rows[0]), base[0])
+                if one is None:
+                    return None
+                if one.is_success():
+                    passes.append(0)
                 else:
-                    status_of[live[k]] = i + 1
+                    status_of[live[0]] = len(statuses)
+                    statuses.append(one)
+            else:
+                what_if = h.run_filter_what_if(self._state, self._pod, live_rows, base)
+                if what_if is None:
+                    return None
+                index, found = what_if
+                statuses.extend(found)
+                for k, i in enumerate(index.tolist()):
+                    if i < 0:
+                        passes.append(k)
+                    else:
+                        status_of[live[k]] = i + 1
             base_cols = base[:, cols].tolist() if passes else []
         need_l = need.tolist()
         width = len(need_l)

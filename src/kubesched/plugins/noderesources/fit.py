@@ -46,6 +46,7 @@ from kubesched.plugins.noderesources.fit_check import (
     fits_vector,
     passes_rows,
     status_of,
+    status_what_if,
     verdicts_rows,
     what_if_columns,
 )
@@ -126,6 +127,17 @@ class Fit:
         if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
             return None
         return verdicts_rows(req, table, rows, requested)
+
+    def filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
+    ) -> Status | None:
+        """``filter_what_if`` for one row, its summed requests as a list: the row's
+        status (SUCCESS when it passes); None = ask ``filter_what_if``."""
+        req = state.get(PRE_FILTER_STATE_KEY)
+        table = getattr(self.handle, "table", None)
+        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
+            return None
+        return status_what_if(req, table, row, requested)
 
     def passes_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray

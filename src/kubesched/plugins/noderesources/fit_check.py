@@ -38,7 +38,7 @@ from kubesched.api.resources import is_native_resource
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from kubesched.framework.interfaces import Verdicts, pass_index
 from kubesched.framework.nodetable import COL_PODS, IntArray, NodeTable
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, Resource
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
@@ -426,22 +426,27 @@ class _Plan:
                     unresolvable = True
         return mask | 2 if unresolvable else mask
 
+    def mask_what_if(self, alloc: list[int], q: list[int]) -> int:
+        """``failure_masks`` of one row with allocatable ``alloc`` and summed
+        requests ``q`` (both as lists), in plain Python. Requires ``need``."""
+        mask = int(q[COL_PODS] >= alloc[COL_PODS])
+        unresolvable = False
+        for bit, col, need in self._terms:
+            if need > alloc[col] - q[col]:
+                mask |= bit
+                if need > alloc[col]:
+                    unresolvable = True
+        return mask | 2 if unresolvable else mask
+
     def verdicts_small(self, table: NodeTable, rows: IntArray, requested: IntArray) -> Verdicts:
         """``verdicts_rows`` for a few rows in plain Python (numpy's per-call cost
         dominates there): the same masks as ``_row_mask``, with the summed
         requests ``requested`` instead of the table's. Requires ``need``."""
         alloc_all = table.allocatable
-        masks: list[int] = []
-        for r, q in zip(rows.tolist(), requested.tolist(), strict=True):
-            alloc = alloc_all[r].tolist()
-            mask = int(q[COL_PODS] >= alloc[COL_PODS])
-            unresolvable = False
-            for bit, col, need in self._terms:
-                if need > alloc[col] - q[col]:
-                    mask |= bit
-                    if need > alloc[col]:
-                        unresolvable = True
-            masks.append(mask | 2 if unresolvable else mask)
+        masks = [
+            self.mask_what_if(alloc_all[r].tolist(), q)
+            for r, q in zip(rows.tolist(), requested.tolist(), strict=True)
+        ]
         # As np.unique orders them: statuses by ascending mask.
         uniq = sorted({m for m in masks if m})
         if not uniq:
@@ -579,6 +584,19 @@ def verdicts_rows(
     uniq, inverse = np.unique(masks, return_inverse=True)
     index[pos] = inverse.astype(np.int32)
     return Verdicts(index, [plan.status(int(m)) for m in uniq])
+
+
+def status_what_if(
+    req: PodRequest, table: NodeTable, row: int, requested: list[int]
+) -> Status | None:
+    """``verdicts_rows`` for the single ``row`` with summed requests ``requested``
+    (a list over the table's resource axis): SUCCESS or the plan's shared
+    status; None when the plan has no column form (ask ``verdicts_rows``)."""
+    plan = _plan(req, table)
+    if plan.need_cols is None:
+        return None
+    mask = plan.mask_what_if(table.allocatable[row].tolist(), requested)
+    return plan.status(mask) if mask else SUCCESS
 
 
 def failure_masks(

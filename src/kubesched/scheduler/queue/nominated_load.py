@@ -62,8 +62,7 @@ class NominatedLoad:
     ) -> tuple[IntArray, IntArray]:
         """(rows ascending, summed request vectors) as ``framework.nominated`` defines.
         The arrays may be shared between calls: never write into them."""
-        if self._sync(nominator, table):
-            self._last = None
+        self._sync(nominator, table)
         last = self._last
         uid = pod.pod.uid
         own = uid if uid in self._pos else None
@@ -92,6 +91,11 @@ class NominatedLoad:
         if dense.shape[0] < table.capacity:
             return None
         return dense
+
+    def dense_counts(self) -> IntArray:
+        """Nominated pods per table slot, alongside the matrix ``dense`` just
+        returned (same lifetime and rules)."""
+        return self._dense_load()[1]
 
     def _query(self, pod: PodInfo) -> tuple[IntArray, IntArray]:
         n = len(self._uids)
@@ -149,18 +153,21 @@ class NominatedLoad:
             self._dense = (dense, np.bincount(rows, minlength=slots).astype(np.int64))
         return self._dense
 
-    def _sync(self, nominator: Nominator, table: NodeTable) -> bool:
-        """Apply the nominator's changes; True if anything may have changed."""
+    def _sync(self, nominator: Nominator, table: NodeTable) -> None:
+        """Apply the nominator's changes (forgetting the last answer if anything
+        may have changed)."""
         key = (id(table), table.node_generation, len(table.resources))
         log = nominator.take_log()
         if table.capacity != self._slots:
             self._slots = table.capacity
             self._dense = None
         if key != self._key:
+            self._last = None
             self._rebuild(nominator, table)
-            return True
+            return
         if not log and len(table.resources) == self._mat.shape[1]:
-            return False
+            return
+        self._last = None
         # Only each pod's last change matters (the loads are sums): a nomination
         # is typically added, echoed back by its status update and later
         # removed, and replaying each step costs more than the sums.
@@ -176,7 +183,6 @@ class NominatedLoad:
                     self._append(uid, row, info, table)
         if len(table.resources) != self._mat.shape[1]:
             self._rebuild(nominator, table)  # a request vector grew the axis
-        return True
 
     def _rebuild(self, nominator: Nominator, table: NodeTable) -> None:
         self.epoch += 1
