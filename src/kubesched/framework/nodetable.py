@@ -172,8 +172,8 @@ class NodeTable:
         self._order: IntArray | None = None
         self._order_names: list[str] | None = None
         self._names_snapshot: tuple[int, tuple[str, ...]] | None = None
-        self._req_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = weakref.WeakKeyDictionary()
-        self._req_cache_width = len(self.resources)
+        self._req_token = object()
+        """This table's key part in ``SpecFacts.memo`` for ``request_vector``."""
         self._delta_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = (
             weakref.WeakKeyDictionary()
         )
@@ -251,18 +251,16 @@ class NodeTable:
     # ------------------------------------------------------------------ vectors of a pod
     def request_vector(self, pi: PodInfo) -> IntArray:
         """The pod's effective request over the resource axis (pods column = 1)."""
-        spec = pi.pod.spec
-        if self._req_cache_width != len(self.resources):
-            self._req_cache = weakref.WeakKeyDictionary()
-            self._req_cache_width = len(self.resources)
-        vec = self._req_cache.get(spec)
+        # Kept on the spec's facts, per table and axis width (columns are
+        # append-only, so the width pins the mapping).
+        memo = pi.facts.memo
+        key = (self._req_token, len(self.resources))
+        vec: IntArray | None = memo.get(key)  # type: ignore[assignment]
         if vec is None:
             r = pi.request
             for name in r.scalar:
                 self.resource_col(name)
-            if self._req_cache_width != len(self.resources):
-                self._req_cache = weakref.WeakKeyDictionary()
-                self._req_cache_width = len(self.resources)
+            key = (self._req_token, len(self.resources))
             vec = np.zeros(len(self.resources), dtype=np.int64)
             vec[COL_CPU] = r.milli_cpu
             vec[COL_MEMORY] = r.memory
@@ -271,7 +269,7 @@ class NodeTable:
             for name, q in r.scalar.items():
                 vec[self.res_index[name]] = q
             vec.setflags(write=False)
-            self._req_cache[spec] = vec
+            memo[key] = vec
         return vec
 
     def _resource_row(self, r: Resource) -> IntArray:

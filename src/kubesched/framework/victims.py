@@ -219,8 +219,10 @@ def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[in
             )
         )
         best = max(keys)
+        if keys.count(best) == 1:
+            return keys.index(best)
         ties = [i for i, k in enumerate(keys) if k == best]
-        return ties[0] if len(ties) == 1 else ties[randrange(len(ties))]
+        return ties[randrange(len(ties))]
     candidates = np.arange(len(nviol))
     for column in (-nviol, -high, -total, -count, latest):
         scores = column[candidates]

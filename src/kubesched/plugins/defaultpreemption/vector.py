@@ -251,6 +251,18 @@ class VictimBatch:
         """Victims of the candidates at ``positions`` (lists built on first use)."""
         ks = self._pos[positions]
         if self._stats is not None:
+            if len(ks) == 1:
+                # The chosen candidate alone (the usual call): scalars.
+                k = int(ks[0])
+                v1, h1, t1, c1, e1, has1, unset1 = (col[k].item() for col in self._stats)
+                return [
+                    Victims(
+                        None,
+                        v1,
+                        make=functools.partial(self._pods, k),
+                        stats=(v1, h1, t1, c1, e1 if has1 else None, unset1),
+                    )
+                ]
             v, h, t, c, e, has, unset = (col[ks].tolist() for col in self._stats)
             make = self._pods
             partial = functools.partial
