@@ -14,6 +14,7 @@ off precomputed ``VictimStats`` (the batched dry run's columns) and consume
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import compress
 from typing import Final
 
 import numpy as np
@@ -221,7 +222,7 @@ def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[in
         best = max(keys)
         if keys.count(best) == 1:
             return keys.index(best)
-        ties = [i for i, k in enumerate(keys) if k == best]
+        ties = list(compress(range(len(keys)), map(best.__eq__, keys)))
         return ties[randrange(len(ties))]
     candidates = np.arange(len(nviol))
     for column in (-nviol, -high, -total, -count, latest):

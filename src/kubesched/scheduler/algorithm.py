@@ -268,6 +268,7 @@ class Algorithm:
         while True:
             index, statuses = vec
             size = len(chunk)
+            hits = ov_index = None
             if not statuses and not overrides:
                 passing = np.ones(size, dtype=np.bool_)
             else:
@@ -287,7 +288,20 @@ class Algorithm:
             # number it needs, dropping it; failures up to there are recorded.
             stop = len(beyond) > 0
             cut = int(beyond[0]) if stop else size
-            if cut and not passing[:cut].all():
+            if size and not len(ok) and (hits is not None or not overrides):
+                # Nothing in the chunk passes (a burst of pods that fit nowhere):
+                # every row fails, and the overrides were looked up above.
+                self._add_failures(
+                    fwk,
+                    diagnosis,
+                    chunk,
+                    index.astype(np.int64),
+                    statuses,
+                    overrides,
+                    hits,
+                    ov_index,
+                )
+            elif cut and not passing[:cut].all():
                 self._record_failures(
                     fwk,
                     diagnosis,
@@ -331,16 +345,37 @@ class Algorithm:
         failing = failing_mask.nonzero()[0]
         fail_rows = rows[failing]
         fail_index = index[failing].astype(np.int64)
-        every = statuses
+        hits = ov_index = None
         if overrides:
+            hits, ov_index = overrides.lookup(fail_rows)
+        Algorithm._add_failures(
+            fwk, diagnosis, fail_rows, fail_index, statuses, overrides, hits, ov_index
+        )
+
+    @staticmethod
+    def _add_failures(
+        fwk: Framework,
+        diagnosis: Diagnosis,
+        fail_rows: IntArray,
+        fail_index: IntArray,
+        statuses: list[Status],
+        overrides: Overrides,
+        hits: IntArray | None,
+        ov_index: IntArray | None,
+    ) -> None:
+        """``_record_failures`` once the failing rows, their indexes into
+        ``statuses`` (an int64 array this may write) and the overridden ones
+        among them (``hits`` positions, ``ov_index`` into ``overrides.statuses``)
+        are known."""
+        every = statuses
+        if hits is not None and ov_index is not None and len(hits):
             # A failing overridden row takes its exact status, numbered after the
             # statuses of the chunk.
-            hits, ov_index = overrides.lookup(fail_rows)
-            if len(hits):
-                fail_index[hits] = len(statuses) + ov_index
-                every = statuses + overrides.statuses
-        # The diagnosis only keeps which plugins rejected: once per status suffices.
-        if len(every) == 1:
+            fail_index[hits] = len(statuses) + ov_index
+            every = statuses + overrides.statuses
+        # The diagnosis only keeps which plugins rejected: once per status suffices,
+        # and once in all when every status would record the same.
+        if len(every) == 1 or len({(s.plugin, s.code) for s in every}) == 1:
             diagnosis.add_plugin_status(every[0])
         else:
             seen = np.zeros(len(every), dtype=np.bool_)

@@ -160,6 +160,10 @@ class Cache:
         st = self._pods.get(old.uid)
         if st is None:
             raise CacheError(f"pod {old.key}({old.uid}) is not added to scheduler cache")
+        if new.uid == old.uid:
+            st.info = self._move(st, new)
+            st.node = new.node_name
+            return
         self._pods[new.uid] = _PodState(self._move(st, new), new.node_name, st.assumed)
 
     def _move(self, st: _PodState, new: Pod) -> PodInfo:
