@@ -193,6 +193,12 @@ class Algorithm:
             return feasible
         # The scan goes through the rotated rows in chunks: usually the first one
         # holds enough feasible nodes and the rest of the table is never filtered.
+        if n == 1:
+            # One node (the nominated node's own check): the per-node path answers
+            # the same for far fewer calls than the vector machinery.
+            feasible = self._exact_scan(fwk, state, pod, diagnosis, rows, num_to_find)
+            self._last_feasible = len(feasible)
+            return feasible
         memo: dict[str, Verdicts] = {}
         # A pod whose spec fitted no node last time (a burst of preemptors) most
         # likely fits none now: filter the whole table in one chunk (chunking
