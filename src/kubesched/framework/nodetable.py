@@ -27,7 +27,6 @@ caches of per-row arrays must then start over.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, TypeVar
 
@@ -45,7 +44,6 @@ from kubesched.api.types import (
     MEMORY,
     PODS,
     Node,
-    PodSpec,
     Taint,
 )
 from kubesched.framework.rowlog import RowLog
@@ -173,11 +171,9 @@ class NodeTable:
         self._order_names: list[str] | None = None
         self._names_snapshot: tuple[int, tuple[str, ...]] | None = None
         self._req_token = object()
-        """This table's key part in ``SpecFacts.memo`` for ``request_vector``."""
-        self._delta_cache: weakref.WeakKeyDictionary[PodSpec, IntArray] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._delta_cache_width = len(self.resources)
+        self._delta_token = object()
+        """This table's key parts in ``SpecFacts.memo`` for ``request_vector`` and
+        ``_pod_delta`` (with the axis width)."""
         self.layout_generation = 0
         """Bumped when the per-row arrays are reallocated (growth, a new column)."""
         self._changes = RowLog()
@@ -402,11 +398,9 @@ class NodeTable:
         ``non_zero`` (cached per spec and axis width)."""
         vec = self.request_vector(pi)
         w = len(self.resources)
-        if self._delta_cache_width != w:
-            self._delta_cache = weakref.WeakKeyDictionary()
-            self._delta_cache_width = w
-        spec = pi.pod.spec
-        delta = self._delta_cache.get(spec)
+        memo = pi.facts.memo
+        key = (self._delta_token, w)
+        delta: IntArray | None = memo.get(key)  # type: ignore[assignment]
         if delta is None:
             delta = np.zeros(2 * w + 2, dtype=np.int64)
             delta[: len(vec)] = vec
@@ -414,7 +408,7 @@ class NodeTable:
             delta[2 * w] = pi.facts.non0_cpu
             delta[2 * w + 1] = pi.facts.non0_mem
             delta.setflags(write=False)
-            self._delta_cache[spec] = delta
+            memo[key] = delta
         return delta
 
     def _apply_pod(self, row: int, pi: PodInfo, sign: int) -> None:
