@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from kubesched.api.types import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod
@@ -206,3 +207,31 @@ def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> No
 
 def template_facts(pod: Pod) -> object:
     return PodInfo(pod).facts
+
+
+@pytest.mark.parametrize(
+    ("codes", "code"),
+    [
+        pytest.param("aaaa", Code.UNSCHEDULABLE, id="every status has the code: every node"),
+        pytest.param("abab", Code.UNSCHEDULABLE, id="one status differs: the matching nodes"),
+        pytest.param("aaaa", Code.ERROR, id="no status has the code: none"),
+    ],
+)
+def test_one_scan_over_every_node_selects_like_eager_ones(codes: str, code: Code) -> None:
+    """A single deferred scan covering every node (a burst of preemptors that fit
+    nowhere): preemption's potential nodes are those of the eager dict, in order."""
+    cache = Cache()
+    for node in _cluster(3, 7):
+        cache.add_node(node)
+    table = cache.table
+    names = table.names_snapshot()
+    a = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="P")
+    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had taint", "x", plugin="Q")
+    scan = np.roll(table.order, 5)  # a rotated scan, as the cycle's
+    index = [0 if codes[i % 4] == "a" else 1 for i in range(len(scan))]
+    lazy, eager = LazyNodeToStatus(), NodeToStatus()
+    lazy.defer(names, scan, index, [a, b])
+    for r, i in zip(scan.tolist(), index, strict=True):
+        eager.set(names[r], [a, b][i])
+    want = [table.row_of[n] for n in eager.nodes_for_status_code(table.ordered_names, code)]
+    assert lazy.rows_for_status_code(table, code).tolist() == want

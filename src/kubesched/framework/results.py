@@ -169,11 +169,22 @@ class LazyNodeToStatus(NodeToStatus):
         return [(objs[k], c) for k, c in counts.items()]
 
     def rows_for_status_code(self, table: NodeTable, code: Code) -> IntArray:
+        """As ``NodeToStatus.rows_for_status_code``; the array may be the table's
+        own ``order`` (never write into it)."""
         snapshot = table.names_snapshot()
         if not self._pending or any(p[0] is not snapshot for p in self._pending):
             return super().rows_for_status_code(table, code)
-        match = np.full(table.capacity, self.absent.code == code, dtype=np.bool_)
         explicit: dict[str, Status] = _EXPLICIT.__get__(self)
+        if (
+            not explicit
+            and len(self._pending) == 1
+            and self._pending_len == len(table)
+            and all(s.code == code for s in self._pending[0][3])
+        ):
+            # One scan gave every node a status (it visits a node once), all
+            # with the code: every node, in order (the table's own array).
+            return table.order
+        match = np.full(table.capacity, self.absent.code == code, dtype=np.bool_)
         if explicit:
             row_of = table.row_of
             for name, s in explicit.items():

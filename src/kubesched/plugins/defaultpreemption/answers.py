@@ -91,7 +91,8 @@ class AnswerCache:
             self.key = key
             self._keep = keep
             self.valid[:] = False
-            self._known = StatusList()  # batches handed out hold their own copies
+            # A new list: batches and statuses handed out keep the old one.
+            self._known = StatusList()
 
     def invalidate(self, rows: IntArray | int) -> None:
         self.valid[rows] = False

@@ -455,7 +455,7 @@ class VictimBatcher:
             cand,
             no,
             status,
-            list(answers.statuses),
+            answers.statuses,  # append-only (a new key starts a new list)
             pos,
             slots,
             entries,
