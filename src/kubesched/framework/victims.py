@@ -219,6 +219,9 @@ def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[in
                 strict=True,
             )
         )
+        if keys.count(keys[0]) == len(keys):
+            # All equal (a homogeneous cluster): every candidate ties.
+            return 0 if len(keys) == 1 else randrange(len(keys))
         best = max(keys)
         if keys.count(best) == 1:
             return keys.index(best)

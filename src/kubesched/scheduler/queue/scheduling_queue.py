@@ -122,6 +122,10 @@ def active_sort_key(
     return functools.cmp_to_key(cmp)
 
 
+_BARE_INFOS: Final = 4096
+"""Bare PodInfos kept for nominated pods in no queue (then forgotten at once)."""
+
+
 class SchedulingQueue:
     """See the package docstring for the contract of each method."""
 
@@ -158,6 +162,9 @@ class SchedulingQueue:
         self._active = ActiveQueue(self._active_key, self._backoff, self.metrics)
         self._unsched = UnschedulablePods(self.metrics, self._leftover_movable)
         self._nominator = Nominator(pod_lister)
+        self._bare_infos: dict[str, PodInfo] = {}
+        """UID -> the bare PodInfo ``nominated_pods_for_node`` stands in for a
+        nominated pod in no queue (read-only, as every PodInfo it returns)."""
         self._nominated_load = NominatedLoad()
 
     # ------------------------------------------------------------------ queries
@@ -543,7 +550,13 @@ class SchedulingQueue:
             key = f"{ref.namespace}/{ref.name}"
             pinfo = self._active.get(key) or self._unsched.get_key(key) or self._backoff.get(key)
             if pinfo is None:
-                out.append(PodInfo(ref.to_pod()))
+                # The bare pod of a reference never changes: built once per UID.
+                bare = self._bare_infos.get(ref.uid)
+                if bare is None or bare.pod.key != key:
+                    if len(self._bare_infos) >= _BARE_INFOS:
+                        self._bare_infos.clear()
+                    bare = self._bare_infos[ref.uid] = PodInfo(ref.to_pod())
+                out.append(bare)
                 continue
             out.append(pinfo.pod_info)
         return out
