@@ -135,7 +135,8 @@ class VictimBatch(Protocol):
 
     def stats(self, positions: IntArray) -> StatColumns | None:
         """``VictimStats`` of those candidates as columns, or None when the
-        default criteria cannot be read off them (then the victims are scored)."""
+        default criteria cannot be read off them (then the victims are scored); may
+        be views of the batch's arrays: read-only."""
         ...
 
 

@@ -206,22 +206,16 @@ def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[in
     latest = np.where(known, earliest, MIN_INT64)
     if unset.any():
         latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
-    if len(nviol) <= _FEW_CANDIDATES:
+    n = len(nviol)
+    if n <= _FEW_CANDIDATES:
+        scores = np.array((nviol, high, total, count, latest))
+        if bool((scores.max(axis=1) == scores.min(axis=1)).all()):
+            # Every column constant (a homogeneous cluster): every candidate ties.
+            return 0 if n == 1 else randrange(n)
         # Narrowing column by column keeps exactly the rows whose score tuple is
         # the lexicographic maximum (in order); tuples beat numpy's per-call cost.
-        keys = list(
-            zip(
-                (-nviol).tolist(),
-                (-high).tolist(),
-                (-total).tolist(),
-                (-count).tolist(),
-                latest.tolist(),
-                strict=True,
-            )
-        )
-        if keys.count(keys[0]) == len(keys):
-            # All equal (a homogeneous cluster): every candidate ties.
-            return 0 if len(keys) == 1 else randrange(len(keys))
+        scores[:4] *= -1  # fewer victims / violations / lower priorities are better
+        keys = list(zip(*scores.tolist(), strict=False))  # equal lengths by construction
         best = max(keys)
         if keys.count(best) == 1:
             return keys.index(best)

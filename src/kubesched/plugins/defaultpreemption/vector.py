@@ -253,14 +253,14 @@ class VictimBatch:
         if self._stats is not None:
             if len(ks) == 1:
                 # The chosen candidate alone (the usual call): scalars.
-                k = int(ks[0])
-                v1, h1, t1, c1, e1, has1, unset1 = (col[k].item() for col in self._stats)
+                k = ks.item(0)
+                v1, h1, t1, c1, e1, has1, unset1 = [col.item(k) for col in self._stats]
                 return [
                     Victims(
                         None,
                         v1,
                         make=functools.partial(self._pods, k),
-                        stats=(v1, h1, t1, c1, e1 if has1 else None, unset1),
+                        stats=(v1, h1, t1, c1, e1 if has1 else None, bool(unset1)),
                     )
                 ]
             v, h, t, c, e, has, unset = (col[ks].tolist() for col in self._stats)
@@ -293,11 +293,19 @@ class VictimBatch:
 
     def stats(self, positions: IntArray) -> StatColumns | None:
         """``VictimStats`` columns of the candidates at ``positions`` (None unless the
-        plugin uses the default order and criteria)."""
+        plugin uses the default order and criteria); may be views of the batch's
+        own columns: never write into them."""
         if self._stats is None:
             return None
         ks = self._pos[positions]
         v, h, t, c, e, has, unset = self._stats
+        n = len(ks)
+        if n:
+            first = ks.item(0)
+            if ks.item(n - 1) - first + 1 == n:
+                # Consecutive candidates (the usual run of kept ones): views.
+                sl = slice(first, first + n)
+                return (v[sl], h[sl], t[sl], c[sl], e[sl], has[sl], unset[sl])
         return (v[ks], h[ks], t[ks], c[ks], e[ks], has[ks], unset[ks])
 
     def _pods(self, k: int) -> list[PodInfo]:
