@@ -247,7 +247,9 @@ class OverrideRows:
         nominated itself: ``load`` and ``count`` are ``index.dense`` and
         ``index.dense_counts``, just read (so the index is in sync). Keeps the
         row -> override array itself, so a cycle costs nothing for the rows
-        whose inputs did not change, however many hold nominated pods."""
+        whose inputs did not change, however many hold nominated pods. The
+        answer shares that array, which the next call updates in place: use it
+        within the cycle that asked, never keep it."""
         table = fwk.table
         key: _DenseKey = (*_key(fwk, state, pod), pod.pod.priority, True)
         entry = self._entry(key, fwk, pod.facts, True)

@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import NominatingInfo, NominatingMode
 from kubesched.framework.snapshot import build_table
@@ -45,7 +46,7 @@ def _pad(m: np.ndarray, width: int) -> np.ndarray:
 
 ops = st.lists(
     st.tuples(
-        st.sampled_from(["add", "delete", "query"]),
+        st.sampled_from(["add", "delete", "query", "dense"]),
         st.integers(0, len(PODS) - 1),
         st.integers(0, len(NODES) - 1),
     ),
@@ -65,18 +66,29 @@ def test_incremental_load_equals_plain_load(history: list[tuple[str, int, int]])
             nominator.add_nominated_pod(pi, NominatingInfo(f"n{n}", NominatingMode.OVERRIDE))
         elif op == "delete":
             nominator.delete_nominated_pod_if_exists(pi.pod)
+        elif op == "dense":
+            # The matrix form alone (the dry run's read): it brings the index up to
+            # date, so a later query must not hand back an answer from before.
+            _check_dense(index, nominator, pi, table)
         else:
             got_rows, got = index.query(nominator, pi, table)
             want_rows, want = nominated_load(_Lookups(nominator), pi, table)
             assert got_rows.tolist() == want_rows.tolist()
             width = max(got.shape[1], want.shape[1])
             assert np.array_equal(_pad(got, width), _pad(want, width))
-            dense = index.dense(nominator, pi, table)
-            if dense is not None:
-                # The matrix form over table slots: the same sums, zero elsewhere.
-                expect = np.zeros((dense.shape[0], width), dtype=np.int64)
-                expect[want_rows] = _pad(want, width)
-                assert np.array_equal(_pad(dense, width), expect)
+            _check_dense(index, nominator, pi, table)
+
+
+def _check_dense(index: NominatedLoad, nominator: Nominator, pi: PodInfo, table: NodeTable) -> None:
+    dense = index.dense(nominator, pi, table)
+    if dense is None:
+        return
+    # The matrix form over table slots: the same sums, zero elsewhere.
+    want_rows, want = nominated_load(_Lookups(nominator), pi, table)
+    width = max(dense.shape[1], want.shape[1])
+    expect = np.zeros((dense.shape[0], width), dtype=np.int64)
+    expect[want_rows] = _pad(want, width)
+    assert np.array_equal(_pad(dense, width), expect)
 
 
 def test_a_node_change_with_many_nominations_rebuilds_the_index() -> None:
@@ -101,3 +113,28 @@ def test_a_node_change_with_many_nominations_rebuilds_the_index() -> None:
     assert index.epoch == epoch + 1
     assert got_rows.tolist() == want_rows.tolist()
     assert np.array_equal(got, want)
+
+
+def test_a_query_after_a_dense_read_sees_the_nominations_it_applied() -> None:
+    """``dense`` applies the nominator's log too: a later ``query`` for the same
+    priority must not hand back its remembered answer from before (a stale one
+    would hide the new nomination, and preemption would count on a free node)."""
+    table = build_table(NODES)
+    nominator = Nominator()
+    index = NominatedLoad()
+
+    def pod(name: str, priority: int, cpu: str) -> PodInfo:
+        return PodInfo(make_pod(name).uid(name).priority(priority).req(cpu=cpu).obj())
+
+    asking = pod("asking", 10, "1")
+    nominator.add_nominated_pod(pod("low", 5, "1"), NominatingInfo("n0", NominatingMode.OVERRIDE))
+    nominator.add_nominated_pod(pod("a", 10, "1"), NominatingInfo("n1", NominatingMode.OVERRIDE))
+    rows, _ = index.query(nominator, asking, table)
+    assert rows.tolist() == [table.row_of["n1"]]
+    nominator.add_nominated_pod(pod("b", 10, "2"), NominatingInfo("n2", NominatingMode.OVERRIDE))
+    # Not kept as a matrix for this pod (a lower-priority nomination does not
+    # count), but the read brings the index up to date.
+    assert index.dense(nominator, asking, table) is None
+    rows, load = index.query(nominator, asking, table)
+    assert rows.tolist() == [table.row_of["n1"], table.row_of["n2"]]
+    assert load[:, table.res_index["cpu"]].tolist() == [1000, 2000]
