@@ -103,9 +103,14 @@ class AnswerCache:
         ok = self.valid.take(rows)
         kept = self.nominated.take(rows, axis=0)
         if nominated is None:
-            ok &= ~kept.any(axis=1)
+            if kept.any():
+                ok &= ~kept.any(axis=1)
         else:
-            ok &= (kept == nominated.take(rows, axis=0)).all(axis=1)
+            now = nominated.take(rows, axis=0)
+            # Usually no load in the window changed: one comparison of the bytes
+            # (both are fresh C-ordered int64 gathers of the same shape).
+            if kept.tobytes() != now.tobytes():
+                ok &= (kept == now).all(axis=1)
         out: IntArray = (~ok).nonzero()[0]
         return out
 
