@@ -156,7 +156,7 @@ class AnswerCache:
         VictimStats as violations, highest priority, priority sum, count,
         earliest start)`` (every victim has a known start time)."""
         self._room(max((len(flags) for _, flags, _ in fit), default=0))
-        ids = self.ids(statuses).tolist()
+        ids = self._known.positions(statuses)
         row_list = rows.tolist()
         cand, status, slots, columns = self.candidate, self.status, self.slots, self.stats
         for i, r in enumerate(row_list):
