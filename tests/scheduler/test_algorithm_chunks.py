@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kubesched.api.types import NO_SCHEDULE, PREFER_NO_SCHEDULE, Node, Pod
+from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeToStatus, reason_histogram
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
@@ -104,6 +105,17 @@ def test_deferred_statuses_read_like_eager_ones() -> None:
     assert lazy.nodes_for_status_code(list(names), Code.UNSCHEDULABLE) == ["x", "y"]
 
 
+def _table_and_two_statuses(seed: int, n: int) -> tuple[NodeTable, tuple[str, ...], Status, Status]:
+    """A table of ``_cluster(seed, n)``, its names, and two statuses of different
+    plugins and codes."""
+    cache = Cache()
+    for node in _cluster(seed, n):
+        cache.add_node(node)
+    a = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="P")
+    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had taint", "x", plugin="Q")
+    return cache.table, cache.table.names_snapshot(), a, b
+
+
 @pytest.mark.parametrize(
     "explicit_first",
     [
@@ -114,13 +126,7 @@ def test_deferred_statuses_read_like_eager_ones() -> None:
 def test_deferred_statuses_count_and_select_like_eager_ones(explicit_first: bool) -> None:
     """The FitError histogram and preemption's potential nodes, read off the deferred
     arrays, are those of the eager dict (snapshot order, absent status for the rest)."""
-    cache = Cache()
-    for node in _cluster(5, 12):
-        cache.add_node(node)
-    table = cache.table
-    names = table.names_snapshot()
-    a = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="P")
-    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had taint", "x", plugin="Q")
+    table, names, a, b = _table_and_two_statuses(5, 12)
     rows = table.order.tolist()
     lazy, eager = LazyNodeToStatus(), NodeToStatus()
     if explicit_first:
@@ -220,13 +226,7 @@ def template_facts(pod: Pod) -> object:
 def test_one_scan_over_every_node_selects_like_eager_ones(codes: str, code: Code) -> None:
     """A single deferred scan covering every node (a burst of preemptors that fit
     nowhere): preemption's potential nodes are those of the eager dict, in order."""
-    cache = Cache()
-    for node in _cluster(3, 7):
-        cache.add_node(node)
-    table = cache.table
-    names = table.names_snapshot()
-    a = Status(Code.UNSCHEDULABLE, "Insufficient cpu", plugin="P")
-    b = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had taint", "x", plugin="Q")
+    table, names, a, b = _table_and_two_statuses(3, 7)
     scan = np.roll(table.order, 5)  # a rotated scan, as the cycle's
     index = [0 if codes[i % 4] == "a" else 1 for i in range(len(scan))]
     lazy, eager = LazyNodeToStatus(), NodeToStatus()

@@ -552,16 +552,10 @@ class Framework:
         skip = state.skip_filter_plugins
         table = self.table
         key = "kubesched.runtime/what-if-static-pass"
-        memo = state.get(key)
+        found, memo = self._cycle_memo(state, pod, key)
         static: npt.NDArray[np.bool_] | None
-        if (
-            isinstance(memo, tuple)
-            and memo[0] is table
-            and memo[1] == table.node_generation
-            and memo[2] is skip
-            and memo[3] is pod.pod
-        ):
-            static = memo[4]
+        if found:
+            static = memo  # type: ignore[assignment]
         else:
             static = None
             for p in self.filter_plugins:
@@ -573,7 +567,7 @@ class Framework:
                 if v.statuses:
                     m = v.index < 0
                     static = m if static is None else static & m
-            state.write(key, (table, table.node_generation, skip, pod.pod, static))
+            self._keep_cycle_memo(state, pod, key, static)
         ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
         for p in self.filter_plugins:
             if p.name in skip or is_static_filter(p):
@@ -674,17 +668,11 @@ class Framework:
         skip = state.skip_filter_plugins
         table = self.table
         key = "kubesched.runtime/what-if-steps"
-        memo = state.get(key)
-        if (
-            isinstance(memo, tuple)
-            and memo[0] is table
-            and memo[1] == table.node_generation
-            and memo[2] is skip
-            and memo[3] is pod.pod
-        ):
-            steps: list[tuple[FilterPlugin, Verdicts | None]] | None = memo[4]
-            return steps
-        steps = []
+        found, memo = self._cycle_memo(state, pod, key)
+        if found:
+            return memo  # type: ignore[return-value]
+        steps: list[tuple[FilterPlugin, Verdicts | None]] = []
+        answer: list[tuple[FilterPlugin, Verdicts | None]] | None = steps
         for p in self.filter_plugins:
             if p.name in skip:
                 continue
@@ -693,12 +681,32 @@ class Framework:
                 continue
             v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
             if v is None:
-                steps = None
+                answer = None
                 break
             if v.statuses:
                 steps.append((p, v))
-        state.write(key, (table, table.node_generation, skip, pod.pod, steps))
-        return steps
+        self._keep_cycle_memo(state, pod, key, answer)
+        return answer
+
+    def _cycle_memo(self, state: CycleState, pod: PodInfo, key: str) -> tuple[bool, object]:
+        """(found, value) of what ``_keep_cycle_memo`` kept under ``key`` in this
+        cycle, if it still holds: same table, node generation, skipped plugins and
+        pod (static filters answer from nothing else)."""
+        memo = state.get(key)
+        table = self.table
+        if (
+            isinstance(memo, tuple)
+            and memo[0] is table
+            and memo[1] == table.node_generation
+            and memo[2] is state.skip_filter_plugins
+            and memo[3] is pod.pod
+        ):
+            return True, memo[4]
+        return False, None
+
+    def _keep_cycle_memo(self, state: CycleState, pod: PodInfo, key: str, value: object) -> None:
+        table = self.table
+        state.write(key, (table, table.node_generation, state.skip_filter_plugins, pod.pod, value))
 
     # ------------------------------------------------------------------ PostFilter
     def has_post_filter_plugins(self) -> bool:
