@@ -181,6 +181,12 @@ class Framework:
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
+        self._spec_steps: dict[
+            tuple[int, frozenset[str], int, int, int], tuple[object, object]
+        ] = {}
+        """``_what_if_steps`` across cycles when they are spec-determined: (spec
+        facts id, skipped plugins, table id, node and layout generations) ->
+        (the facts, held so that the id stays theirs; the steps)."""
         self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
         self.force_exact = False
@@ -671,6 +677,21 @@ class Framework:
         found, memo = self._cycle_memo(state, pod, key)
         if found:
             return memo  # type: ignore[return-value]
+        spec_key = None
+        if self.what_if_spec_determined(state):
+            # Static filters then answer from the spec and the nodes alone: the
+            # steps of an earlier pod of this spec hold while no node changed.
+            spec_key = (
+                id(pod.facts),
+                skip,
+                id(table),
+                table.node_generation,
+                table.layout_generation,
+            )
+            kept = self._spec_steps.get(spec_key)
+            if kept is not None and kept[0] is pod.facts:
+                self._keep_cycle_memo(state, pod, key, kept[1])
+                return kept[1]  # type: ignore[return-value]
         steps: list[tuple[FilterPlugin, Verdicts | None]] = []
         answer: list[tuple[FilterPlugin, Verdicts | None]] | None = steps
         for p in self.filter_plugins:
@@ -686,6 +707,10 @@ class Framework:
             if v.statuses:
                 steps.append((p, v))
         self._keep_cycle_memo(state, pod, key, answer)
+        if spec_key is not None:
+            if len(self._spec_steps) >= 8:
+                del self._spec_steps[next(iter(self._spec_steps))]
+            self._spec_steps[spec_key] = (pod.facts, answer)
         return answer
 
     def _cycle_memo(self, state: CycleState, pod: PodInfo, key: str) -> tuple[bool, object]:
