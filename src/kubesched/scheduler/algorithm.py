@@ -381,8 +381,9 @@ class Algorithm:
             every = statuses + overrides.statuses
         # The diagnosis only keeps which plugins rejected: once per status suffices,
         # and once in all when every status would record the same.
-        if len(every) == 1 or len({(s.plugin, s.code) for s in every}) == 1:
-            diagnosis.add_plugin_status(every[0])
+        first = every[0]
+        if len(every) == 1 or all(s.plugin == first.plugin and s.code == first.code for s in every):
+            diagnosis.add_plugin_status(first)
         else:
             seen = np.zeros(len(every), dtype=np.bool_)
             seen[fail_index] = True
@@ -467,15 +468,17 @@ class Algorithm:
     def _dense_overrides(self, fwk: Framework, state: CycleState, pod: PodInfo) -> Overrides | None:
         """``OverrideRows.answer_dense`` when the nominator keeps the nominated load
         as a matrix over table slots and every nominated pod counts for ``pod``
-        (the common case: a burst of preemptors of one priority); else None."""
+        (the common case: a burst of preemptors of one priority); NO_OVERRIDES
+        when nothing is nominated at all; else None."""
         index_of = getattr(fwk.nominator, "nominated_load_index", None)
         dense_of = getattr(fwk.nominator, "nominated_load_dense", None)
         if index_of is None or dense_of is None:
             return None
         load = dense_of(pod, fwk.table)
-        if load is None:
-            return None
         index = index_of()
+        if load is None:
+            # ``dense_of`` just brought the index up to date.
+            return NO_OVERRIDES if index.empty() else None
         return self._override_rows.answer_dense(fwk, state, pod, index, load, index.dense_counts())
 
 

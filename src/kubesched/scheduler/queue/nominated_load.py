@@ -48,6 +48,10 @@ class NominatedLoad:
         bring the index up to date)."""
         return self._changes.seq
 
+    def empty(self) -> bool:
+        """No nominated pod is indexed (as of the last sync)."""
+        return not self._uids
+
     def is_nominated(self, uid: str) -> bool:
         """The pod is among the nominated pods indexed (as of the last sync)."""
         return uid in self._pos
