@@ -555,8 +555,9 @@ class Framework:
         CycleState (keyed by table, node generation, skipped plugins and pod): it
         does not depend on ``requested``, and preemption's reprieve steps ask
         again and again for the same pod."""
-        skip = state.skip_filter_plugins
-        table = self.table
+        steps = self._what_if_steps(state, pod)
+        if steps is None:
+            return None
         key = "kubesched.runtime/what-if-static-pass"
         found, memo = self._cycle_memo(state, pod, key)
         static: npt.NDArray[np.bool_] | None
@@ -564,20 +565,15 @@ class Framework:
             static = memo  # type: ignore[assignment]
         else:
             static = None
-            for p in self.filter_plugins:
-                if p.name in skip or not is_static_filter(p):
-                    continue
-                v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
-                if v is None:
-                    return None
-                if v.statuses:
+            for _, v in steps:
+                if v is not None:
                     m = v.index < 0
                     static = m if static is None else static & m
             self._keep_cycle_memo(state, pod, key, static)
         ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
-        for p in self.filter_plugins:
-            if p.name in skip or is_static_filter(p):
-                continue
+        for p, v in steps:
+            if v is not None:
+                continue  # static: in the mask above
             passes = getattr(p, "passes_what_if", None)
             if passes is not None:
                 got: npt.NDArray[np.bool_] | None = passes(state, pod, rows, requested)
@@ -665,7 +661,7 @@ class Framework:
     def _what_if_steps(
         self, state: CycleState, pod: PodInfo
     ) -> list[tuple[FilterPlugin, Verdicts | None]] | None:
-        """The active filters ``run_filter_what_if`` must consult, in order: the
+        """The active filters the what-if runners must consult, in order: the
         static ones that fail some node (with their verdicts over the table) and
         the others (None: asked each time). Kept in the CycleState like
         ``run_filter_what_if_passes``'s static mask (keyed by table, node
