@@ -647,8 +647,9 @@ class _DryRun:
         if len(fails):
             index = batch.fail_index[fails]
             statuses = batch.statuses
-            if any(s.code == Code.ERROR for s in statuses):
-                is_error = np.array([s.code == Code.ERROR for s in statuses], dtype=np.bool_)
+            errors = [s.code == Code.ERROR for s in statuses]
+            if any(errors):
+                is_error = np.array(errors, dtype=np.bool_)
                 for i in index[is_error[index]].tolist():
                     self.errs.append(statuses[i].message())
             self.statuses.defer(names, rows[fails], index, statuses)

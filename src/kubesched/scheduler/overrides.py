@@ -145,9 +145,9 @@ class _Entry:
         self.epoch = -1
         """(``answer_tracked`` only) the change-log cursors the answers are current at."""
         self.last: tuple[IntArray, Overrides] | None = None
-        """(``answer_tracked`` only) the last rows asked about and the answer given:
-        handed out again while none of those rows changed (with the lookup table
-        it has built)."""
+        """(``answer_tracked`` and ``answer_dense``) the last rows asked about and
+        the answer given: handed out again while none of those rows changed (with
+        the lookup table it has built)."""
         self.over: IntArray | None = None
         """(``answer_dense`` only) row -> ``index[row]`` where nominated pods count,
         ``NOT_OVERRIDDEN`` elsewhere (one slot longer than the table)."""
