@@ -63,15 +63,19 @@ class DenseNominator(TrackedNominator):
 
 _NOMINATORS = {"compare": FakeNominator, "tracked": TrackedNominator, "dense": DenseNominator}
 
-
-@pytest.mark.parametrize(
-    "tracked",
+by_nominator_kind = pytest.mark.parametrize(
+    "kind",
     [
         pytest.param("compare", id="changed rows found by comparing summed requests"),
         pytest.param("tracked", id="changed rows found from the change logs"),
         pytest.param("dense", id="row -> override array kept from the change logs"),
     ],
 )
+"""Each way ``OverrideRows`` finds the rows to ask about again (the nominator
+decides which one the algorithm takes)."""
+
+
+@by_nominator_kind
 @pytest.mark.parametrize(
     ("seed", "n"),
     [
@@ -80,7 +84,7 @@ _NOMINATORS = {"compare": FakeNominator, "tracked": TrackedNominator, "dense": D
     ],
 )
 def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
-    seed: int, n: int, tracked: str, monkeypatch: pytest.MonkeyPatch
+    seed: int, n: int, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = random.Random(seed)
     cache = Cache()
@@ -89,15 +93,15 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         node = make_node(f"n{i:04d}").capacity(cpu="2", memory="4Gi", pods=110).obj()
         nodes.append(node)
         cache.add_node(node)
-    nominator = _NOMINATORS[tracked]()
+    nominator = _NOMINATORS[kind]()
     (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
-    method = {"compare": "answer", "tracked": "answer_tracked", "dense": "answer_dense"}[tracked]
+    method = {"compare": "answer", "tracked": "answer_tracked", "dense": "answer_dense"}[kind]
     answer, what_if = getattr(OverrideRows, method), vec.run_filter_what_if
 
     def counting_answer(*args: Any) -> Any:
         # answer / answer_tracked: the rows; answer_dense: the rows holding load.
-        asked[0] += int(np.count_nonzero(args[6])) if tracked == "dense" else len(args[4])
+        asked[0] += int(np.count_nonzero(args[6])) if kind == "dense" else len(args[4])
         return answer(*args)
 
     def counting_what_if(*args: Any) -> Any:
@@ -141,15 +145,8 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
     assert asked[1] < asked[0]
 
 
-@pytest.mark.parametrize(
-    "tracked",
-    [
-        pytest.param("compare", id="changed rows found by comparing summed requests"),
-        pytest.param("tracked", id="changed rows found from the change logs"),
-        pytest.param("dense", id="row -> override array kept from the change logs"),
-    ],
-)
-def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(tracked: str) -> None:
+@by_nominator_kind
+def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(kind: str) -> None:
     """A scan of at most ``_SHORT_SCAN`` rows reads the nominator node by node and
     never syncs the nominated-load index: its answers must still follow a
     nomination removed between two pods of one spec (a stale kept answer would
@@ -157,7 +154,7 @@ def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(tracked: st
     cache = Cache()
     for i in range(2):
         cache.add_node(make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods=110).obj())
-    nominator = _NOMINATORS[tracked]()
+    nominator = _NOMINATORS[kind]()
     small = make_pod("a").uid("a").priority(10).req(cpu="500m").obj()
     big = make_pod("b").uid("b").priority(10).req(cpu="1500m").obj()
     nominator.nominate(small, "n0")
@@ -174,7 +171,7 @@ def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(tracked: st
     assert second[:2] == ("ok", "n0")
 
 
-@pytest.mark.parametrize("kind", ["compare", "tracked", "dense"])
+@by_nominator_kind
 @pytest.mark.parametrize("seed", [31, 32, 33])
 def test_rows_that_change_while_holding_nominations_are_asked_again(kind: str, seed: int) -> None:
     """Every row is scanned (fewer nodes than the minimum to find), and rows keep
