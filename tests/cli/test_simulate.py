@@ -584,10 +584,21 @@ def test_until_stops_the_clock() -> None:
 
 
 def test_until_beyond_the_end_changes_nothing_that_happened() -> None:
+    """Without --until the run ends once no retry could see a changed cluster; --until
+    runs on to its time, adding only the retries upstream's queue keeps making."""
     full = run_json("-f", str(BASIC))
     late = run_json("-f", str(BASIC), "--until", "10m")
+    assert late["simulatedSeconds"] == 600.0
     assert late["pods"] == full["pods"]
-    assert late["events"] == full["events"]
+    end = full["simulatedSeconds"]
+    assert [e for e in late["events"] if e["time"] <= end] == full["events"]
+    later = [e for e in late["events"] if e["time"] > end]
+    # too-big, pending since 65 s, is retried by the 5-minute leftover flush at
+    # the first 30 s tick more than 5 minutes later (390 s), with the same answer.
+    assert [(e["time"], e["reason"], e["object"]) for e in later] == [
+        (390.0, "FailedScheduling", "default/too-big")
+    ]
+    assert later[0]["message"] == full["events"][-1]["message"]
 
 
 def parse_seconds(text: str) -> float:

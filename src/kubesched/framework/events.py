@@ -122,6 +122,7 @@ UNSCHEDULABLE_TIMEOUT: Final = ClusterEvent(
 )
 FORCE_ACTIVATE: Final = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")
 NODE_ADD: Final = ClusterEvent(EventResource.NODE, ActionType.ADD)
+NODE_DELETE: Final = ClusterEvent(EventResource.NODE, ActionType.DELETE)
 ASSIGNED_POD_ADD: Final = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD)
 ASSIGNED_POD_DELETE: Final = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE)
 UNSCHEDULED_POD_ADD: Final = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD)

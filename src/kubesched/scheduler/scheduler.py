@@ -24,6 +24,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
+    NODE_DELETE,
     ClusterEvent,
     ClusterEventWithHint,
 )
@@ -94,6 +95,9 @@ class Scheduler:
         self.writer = writer
         self.recorder = recorder
         self.metrics = metrics or Metrics()
+        self.changes = 0
+        """Cluster changes delivered so far that can change some pod's scheduling
+        answer (see ``would_retry_on_a_changed_cluster``)."""
         self.cache = Cache()
         self.algorithm = Algorithm(config.percentage_of_nodes_to_score)
         services = Services(
@@ -160,15 +164,21 @@ class Scheduler:
 
     # ------------------------------------------------------------------ node events
     def on_node_add(self, node: Node) -> None:
+        self.changes += 1
         self.cache.add_node(node)
         self.queue.move_all_to_active_or_backoff_queue(NODE_ADD, None, node)
 
     def on_node_update(self, old: Node, new: Node) -> None:
+        self.changes += 1
         self.cache.update_node(old, new)
         for event in node_update_events(old, new):
             self.queue.move_all_to_active_or_backoff_queue(event, old, new)
 
     def on_node_delete(self, node: Node) -> None:
+        """Upstream deleteNodeFromCache: the queue hears NodeDelete first, then the
+        node leaves the cache."""
+        self.changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(NODE_DELETE, node, None)
         self.cache.remove_node(node)
 
     # ------------------------------------------------------------------ pod events
@@ -176,41 +186,87 @@ class Scheduler:
         if pod.node_name:
             if _terminal(pod):
                 return
+            self.changes += 1
             self.cache.add_pod(pod)
             self.queue.assigned_pod_added(pod)
         elif self.responsible_for(pod):
+            if pod.nominated_node_name:
+                self.changes += 1  # counted by lower-priority pods from now on
             self.queue.add(pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         old_assigned = bool(old.node_name) and not _terminal(old)
         new_assigned = bool(new.node_name) and not _terminal(new)
         if old_assigned and new_assigned:
+            self.changes += 1
             self.cache.update_pod(old, new)
             for event in pod_update_events(old, new):
                 self.queue.assigned_pod_updated(old, new, event)
         elif not old.node_name and new_assigned:
             # Bound: leaves the queue side, enters the cache side.
+            self.changes += 1
             if self.responsible_for(old):
                 self.queue.delete(old)
             self.cache.add_pod(new)
             self.queue.assigned_pod_added(new)
         elif old_assigned and not new_assigned:
+            self.changes += 1
             self._remove_assigned(old)
         elif not old.node_name and not new.node_name and self.responsible_for(new):
             if self.cache.is_assumed(new.uid):
                 return
+            self._count_pending_pod_update(old, new)
             self.queue.update(old, new)
+            if has_nominated_node_name_changed(old, new):
+                self._nomination_released(old)
 
     def on_pod_delete(self, pod: Pod) -> None:
         if pod.node_name:
             if not _terminal(pod):
+                self.changes += 1
                 self._remove_assigned(pod)
         elif self.responsible_for(pod):
             self.queue.delete(pod)
+            if pod.nominated_node_name:
+                self.changes += 1
+                self._nomination_released(pod)
+
+    def _nomination_released(self, pod: Pod) -> None:
+        """A pending pod gave up the node it was nominated to (deleted, or its
+        ``status.nominatedNodeName`` cleared or changed): equal- and lower-priority
+        pods counted it as if it were assigned there, so they are offered an
+        ``AssignedPodDelete`` of it (upstream deletePodFromSchedulingQueue and
+        updatePodInSchedulingQueue with getLEPriorityPreCheck)."""
+        priority = pod.priority
+        self.queue.move_all_to_active_or_backoff_queue(
+            ASSIGNED_POD_DELETE, pod, None, lambda p: p.priority <= priority
+        )
+
+    def _count_pending_pod_update(self, old: Pod, new: Pod) -> None:
+        """Count an update of a pending pod as a cluster change when it can change
+        some pod's next attempt: its spec or labels changed (every pod, itself
+        included), or its nominated node did (the others: its own nomination is
+        its own write after an attempt, which a retry would not see differently).
+        A change of conditions alone (PodScheduled=False after a failure) is none."""
+        if new.spec is not old.spec or new.labels is not old.labels:
+            self.changes += 1
+        elif new.nominated_node_name != old.nominated_node_name:
+            queued = self.queue.get_pod(new.name, new.namespace)
+            if queued is not None and queued.seen_changes == self.changes:
+                queued.seen_changes += 1
+            self.changes += 1
 
     def _remove_assigned(self, pod: Pod) -> None:
         self.cache.remove_pod(pod)
         self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, pod, None)
+
+    def would_retry_on_a_changed_cluster(self) -> bool:
+        """Some pod that only a queue timer would move (backoffQ, or the pool via the
+        5-minute leftover flush) was last attempted before the latest cluster change:
+        upstream's queue would retry it and the answer may differ. False means every
+        retry upstream would still make sees the cluster its pod already saw."""
+        changes = self.changes
+        return any(p.seen_changes < changes for p in self.queue.waiting_pods())
 
     # ------------------------------------------------------------------ timers
     def next_timer_deadline(self) -> int | None:
@@ -229,6 +285,7 @@ class Scheduler:
         qpi = self.queue.pop()
         if qpi is None:
             return False
+        qpi.seen_changes = self.changes
         pod = qpi.pod_info.pod
         fwk = self.profiles.get(pod.spec.scheduler_name)
         if fwk is None:
@@ -393,6 +450,12 @@ class Scheduler:
 
 def _uses_priority_sort(fwk: Framework) -> bool:
     return fwk.queue_sort is not None and fwk.queue_sort.name == "PrioritySort"
+
+
+def has_nominated_node_name_changed(old: Pod, new: Pod) -> bool:
+    """The pod had a nominated node and no longer has that one (upstream
+    hasNominatedNodeNameChanged)."""
+    return bool(old.nominated_node_name) and old.nominated_node_name != new.nominated_node_name
 
 
 def _terminal(pod: Pod) -> bool:

@@ -11,9 +11,16 @@ The loop, at each simulated instant:
 3. when no pod can be popped, run the queue's periodic flushes if one is due
    now, then move the clock to the next cluster change or flush deadline.
 
-The run ends when nothing is scheduled and no pod can be popped (pods left
-in the unschedulable pool would only be retried with nothing changed), at
-``until``, or at the safety horizon.
+The run ends:
+
+- with ``until``: at that time, always (the queue's timers keep retrying
+  pending pods on upstream's schedule until then);
+- without: when no cluster change is scheduled, no pod can be popped and
+  every pod a queue timer would still retry (backoffQ; the unschedulable
+  pool through the 5-minute leftover flush) was last attempted after the
+  latest cluster change (``Scheduler.would_retry_on_a_changed_cluster``):
+  upstream would retry those pods forever, each time with the same answer;
+- at the safety horizon.
 """
 
 from __future__ import annotations
@@ -129,13 +136,18 @@ class Simulation:
                     deadline = None
             nxt = engine.next_time()
             if nxt is None:
-                # Only queue timers are left: with no cluster change to come they can
-                # only retry pods against an unchanged cluster.
-                stats.stopped_by = "idle"
-                break
-            if deadline is not None:
+                # No cluster change is scheduled: only the queue's timers are left.
+                if until is None and not sched.would_retry_on_a_changed_cluster():
+                    # Every retry they would make sees the cluster its pod saw.
+                    stats.stopped_by = "idle"
+                    break
+                nxt = deadline
+            elif deadline is not None:
                 nxt = min(nxt, deadline)
-            if nxt > limit:
+            if nxt is None and until is None:
+                stats.stopped_by = "idle"  # nothing at all is left to happen
+                break
+            if nxt is None or nxt > limit:
                 engine.now = limit if until is not None else engine.now
                 stats.stopped_by = "until" if until is not None else "horizon"
                 break

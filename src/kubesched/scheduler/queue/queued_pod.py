@@ -34,6 +34,7 @@ class QueuedPodInfo:
         "initial_attempt_timestamp",
         "pending_plugins",
         "pod_info",
+        "seen_changes",
         "seq",
         "timestamp",
         "unschedulable_count",
@@ -76,6 +77,10 @@ class QueuedPodInfo:
         """Events the gating plugin registered: only these can move the gated pod."""
         self.was_flushed_from_unschedulable = False
         """Set when the leftover flush moved the pod; cleared when it fails again."""
+        self.seen_changes = -1
+        """The owner's count of cluster changes when the pod was last popped (-1:
+        never). Not used by the queue: the simulation compares it with the
+        current count to tell whether a retry could give a different answer."""
 
     @property
     def pod(self) -> Pod:

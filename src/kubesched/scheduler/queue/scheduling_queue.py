@@ -192,6 +192,12 @@ class SchedulingQueue:
     def unschedulable_pods(self) -> list[QueuedPodInfo]:
         return list(self._unsched)
 
+    def waiting_pods(self) -> list[QueuedPodInfo]:
+        """Pods only a timer would move: every pod in backoffQ (both heaps), and
+        the pool's pods the leftover flush can move (not gated, or gated by a
+        plugin that registered UnschedulableTimeout)."""
+        return self._backoff.pods() + [p for p in self._unsched if self._leftover_movable(p)]
+
     def in_flight_pods(self) -> list[Pod]:
         return self._active.in_flight_pods()
 
