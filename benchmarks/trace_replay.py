@@ -1,7 +1,7 @@
 """Replay a cluster trace end to end: import, build the scenario, run, summarize.
 
-Default: the full openb trace (1,523 nodes, 8,152 pods) from
-``../shared/traces/openb`` beside the repository, as ``kubesched simulate
+Default: the full openb trace (1,523 nodes, 8,152 pods) from ``traces/openb``
+(or ``$KUBESCHED_TRACES/openb``; see the README for where to download it), as ``kubesched simulate
 --trace openb:...`` would replay it (objects straight into the scenario, no
 YAML), with the horizon following the trace (``traces.replay.horizon``).
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import resource
 import sys
@@ -40,7 +41,17 @@ from kubesched.sim.traces.manifests import write_directory
 from kubesched.sim.traces.replay import build_scenario, horizon
 from kubesched.sim.traces.summary import render_summary, summarize_run
 
-DEFAULT_TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "openb"
+
+def _default_trace() -> Path:
+    env = os.environ.get("KUBESCHED_TRACES")
+    repo = Path(__file__).resolve().parents[1]
+    if env:
+        return Path(env) / "openb"
+    local = repo / "traces" / "openb"
+    return local if local.is_dir() else repo.parent / "shared" / "traces" / "openb"
+
+
+DEFAULT_TRACE = _default_trace()
 
 
 def _scenario(trace: TraceObjects, via_yaml: bool) -> Scenario:

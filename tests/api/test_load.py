@@ -23,7 +23,6 @@ from kubesched.api.errors import InputError
 from kubesched.api.load import (
     Document,
     LoadResult,
-    build_priority_classes,
     documents_from_text,
     load_objects,
     read_documents,
@@ -615,34 +614,6 @@ def test_priority_class_validation_error_has_context() -> None:
         "in.yaml: priorityclass gold: value: Forbidden: maximum allowed value of a user defined "
         "priority is 1000000000"
     )
-
-
-def test_build_priority_classes_rejects_second_default_with_source() -> None:
-    result = load_objects(
-        [
-            doc(
-                y("{kind: PriorityClass, metadata: {name: a}, value: 1, globalDefault: true}"),
-                "a.yaml",
-            ),
-            doc(
-                y("{kind: PriorityClass, metadata: {name: b}, value: 2, globalDefault: true}"),
-                "b.yaml",
-            ),
-        ]
-    )
-    with pytest.raises(InputError) as exc:
-        build_priority_classes(result)
-    assert str(exc.value) == (
-        "b.yaml: priorityclass b: globalDefault: PriorityClass a is already marked as default. "
-        "Only one default can exist"
-    )
-
-
-def test_build_priority_classes_has_builtins_and_loaded() -> None:
-    reg = build_priority_classes(load(y("{kind: PriorityClass, metadata: {name: gold}, value: 7}")))
-    gold = reg.get("gold")
-    assert gold is not None and gold.value == 7
-    assert "system-node-critical" in reg
 
 
 def test_pdb() -> None:
@@ -1370,9 +1341,6 @@ def test_not_duplicates(raws: list[dict[str, Any]]) -> None:
     "raw",
     [
         pytest.param("{kind: Node, metadata: {name: x}}", id="two nodes"),
-        pytest.param(
-            "{kind: PriorityClass, metadata: {name: x}, value: 1}", id="two priority classes"
-        ),
         pytest.param(
             "{kind: KubeSchedulerConfiguration, apiVersion: kubescheduler.config.k8s.io/v1}",
             id="two scheduler configurations",

@@ -5,7 +5,7 @@ as of commit 3e34da6e2a6d908922ad28bda84cb021d22e2b1e, the rest as recent).
 The Evaluator is driven with small fake policies shaped like upstream's
 ``FakePostFilterPlugin`` / ``FakePreemptionScorePostFilterPlugin`` and the
 fake API of ``tests/plugins/preemption_harness.py``. Expected values follow the
-rules of /work/shared/spec/upstream-behaviour.md §5 (R5.2, R5.4, R5.8–R5.10)
+upstream rules (upstream-behaviour spec §5, R5.2, R5.4, R5.8–R5.10,
 and §7. Where kubesched differs from upstream the test is marked
 ``xfail(strict=True, reason="BUG: ...")`` until fixed: it states upstream's behaviour.
 """

@@ -161,6 +161,17 @@ class PriorityClasses:
                 )
         self._by_name[pc.name] = pc
 
+    def remove(self, name: str) -> None:
+        """Delete a class (absent: nothing happens). The built-in system classes
+        cannot be deleted: InputError with the registry's Forbidden message."""
+        if any(name == s.name for s in SYSTEM_PRIORITY_CLASSES):
+            raise InputError(
+                f'priorityclasses.scheduling.k8s.io "{name}" is forbidden: '
+                "this is a system priority class and cannot be deleted",
+                obj=_pc_obj(name),
+            )
+        self._by_name.pop(name, None)
+
     def get(self, name: str) -> PriorityClass | None:
         return self._by_name.get(name)
 

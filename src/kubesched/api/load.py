@@ -11,10 +11,9 @@ Two steps, both raising only :class:`InputError` for bad input:
 - :func:`load_objects` converts each document by kind (``convert.py``), in input
   order, counting kinds it does not act on in ``LoadResult.ignored``.
 
-Nothing here is admitted yet: the caller registers PriorityClasses first
-(:func:`build_priority_classes`), then admits each pod when it is created
-(``admission.admit_pod`` with ``Loaded.spec_priority``/``spec_preemption_policy``,
-then ``admission.prepare_pod_for_create``). Timestamps are nanoseconds since the
+Nothing here is admitted yet: the caller admits each pod when it is created,
+against the PriorityClasses that exist then (``kubesched.sim.priority_classes``,
+with ``Loaded.spec_priority``/``spec_preemption_policy``). Timestamps are nanoseconds since the
 Unix epoch, not rebased onto a run's clock.
 """
 
@@ -31,7 +30,7 @@ from typing import Any, Final, Generic, TextIO, TypeVar
 import yaml
 
 from kubesched.api import convert
-from kubesched.api.admission import PriorityClasses, priority_class_errors
+from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
@@ -41,7 +40,6 @@ __all__ = [
     "LoadResult",
     "Loaded",
     "Workload",
-    "build_priority_classes",
     "load_objects",
     "read_documents",
 ]
@@ -459,7 +457,7 @@ def load_objects(docs: Iterable[Document]) -> LoadResult:
     Raises :class:`InputError` (with ``source``, ``obj`` like ``pod default/web-1``
     and ``field``) for the first bad value, an unserved apiVersion of a kind we act
     on, or a second object of the same kind and name (same namespace for
-    namespaced kinds).
+    namespaced kinds; PriorityClasses excepted, see ``kubesched.sim.priority_classes``).
     """
     result = LoadResult()
     first_seen: dict[tuple[str, str, str], Loaded[LoadedObject]] = {}
@@ -484,7 +482,9 @@ def load_objects(docs: Iterable[Document]) -> LoadResult:
             raise err.with_context(source=doc.source, obj=label) from None
         ident = _identity(kind, item.obj)
         previous = first_seen.get(ident)
-        if previous is not None:
+        if previous is not None and not isinstance(item.obj, PriorityClass):
+            # (PriorityClasses have lifetimes: a name may be deleted and created
+            # again; the scenario's class timeline rejects overlapping ones.)
             raise InputError(
                 f"defined twice: first in {previous.where}, again in {item.where}",
                 source=doc.source,
@@ -493,16 +493,3 @@ def load_objects(docs: Iterable[Document]) -> LoadResult:
         first_seen[ident] = item
         result.objects.append(item)
     return result
-
-
-def build_priority_classes(result: LoadResult) -> PriorityClasses:
-    """The cluster's PriorityClasses: built-ins plus the loaded ones in input order
-    (registered before any pod, whatever the file order). A second ``globalDefault``
-    class is rejected as the API server does, naming its source."""
-    classes = PriorityClasses()
-    for item in result.of_type(PriorityClass):
-        try:
-            classes.add(item.obj)
-        except InputError as err:
-            raise err.with_context(source=item.source) from None
-    return classes

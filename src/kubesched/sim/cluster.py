@@ -60,6 +60,8 @@ class EventRecord:
     object: str
     related: str | None
     message: str
+    kind: str = "Pod"
+    """The kind of ``object`` (``ReplicaSet`` for a controller's FailedCreate)."""
 
 
 @dataclass(slots=True)
@@ -383,6 +385,14 @@ class Cluster:
                 related.key if related is not None else None,
                 message,
             )
+        )
+
+    def controller_event(
+        self, kind: str, namespace: str, name: str, type_: str, reason: str, message: str
+    ) -> None:
+        """An event about a controller's object (not a pod)."""
+        self.events.append(
+            EventRecord(self.now, type_, reason, f"{namespace}/{name}", None, message, kind)
         )
 
 

@@ -14,7 +14,9 @@ import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
+from kubesched.api.errors import InputError
 from kubesched.api.types import (
     FAILED,
     SUCCEEDED,
@@ -56,18 +58,37 @@ class ReplicaSetSpec:
     annotations: dict[str, str]
     spec: PodSpec
     make_pod: Callable[[str], Pod]
-    """Builds (and admits) a pod of the template with the given name."""
+    """Builds (and admits) a pod of the template with the given name; raises
+    InputError when admission refuses it (the API server's Forbidden)."""
     run_for: int | None = None
     deleted: bool = False
     selector: LabelSelector | None = None
+    create_failed: bool = False
+    """The last pod creation was refused; retried by ``retry_failed_creates``."""
+
+
+EventFn = Callable[[str, str, str, str, str, str], None]
+"""(kind, namespace, name, type, reason, message): an event about a controller's object."""
+
+FAILED_CREATE: Final = "FailedCreate"
 
 
 @dataclass(slots=True)
 class ReplicaSetController:
-    """Watches pods; keeps each ReplicaSet at its replica count."""
+    """Watches pods; keeps each ReplicaSet at its replica count.
+
+    A pod creation the API server refuses (Priority admission: the template's
+    PriorityClass was deleted) records upstream's ``FailedCreate`` event on the
+    ReplicaSet (``Error creating: pods "<rs>-" is forbidden: ...``) and leaves the
+    replica missing. Upstream retries with the workqueue's backoff (5 ms
+    doubling to 1000 s); kubesched retries at the ReplicaSet's next sync (one of
+    its pods goes) or when a PriorityClass is created, the only change that can
+    make the retry succeed.
+    """
 
     create_pod: Callable[[Pod, int | None], None]
     rng: random.Random
+    event: EventFn | None = None
     sets: dict[str, ReplicaSetSpec] = field(default_factory=dict)
     active: dict[str, set[str]] = field(default_factory=dict)
     """ReplicaSet uid -> uids of its active pods."""
@@ -98,11 +119,31 @@ class ReplicaSetController:
             return None
         return rs.selector
 
+    def retry_failed_creates(self) -> None:
+        """Sync every ReplicaSet whose last pod creation was refused."""
+        for rs in list(self.sets.values()):
+            if rs.create_failed:
+                self._reconcile(rs)
+
     def _reconcile(self, rs: ReplicaSetSpec) -> None:
         active = self.active[rs.uid]
+        rs.create_failed = False
         while len(active) < rs.replicas and not rs.deleted:
             name = f"{rs.name}-{random_suffix(self.rng)}"
-            pod = rs.make_pod(name)
+            try:
+                pod = rs.make_pod(name)
+            except InputError as err:
+                rs.create_failed = True
+                if self.event is not None:
+                    self.event(
+                        "ReplicaSet",
+                        rs.namespace,
+                        rs.name,
+                        "Warning",
+                        FAILED_CREATE,
+                        f'Error creating: pods "{rs.name}-" is forbidden: {err.message}',
+                    )
+                return
             pod.owner_references = (OwnerReference("apps/v1", "ReplicaSet", rs.name, rs.uid, True),)
             self.create_pod(pod, rs.run_for)
             active.add(pod.uid)

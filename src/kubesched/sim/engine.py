@@ -12,6 +12,8 @@ from typing import Final
 
 Action = Callable[[], None]
 
+PRIO_ADMISSION: Final = -1
+"""PriorityClass creations and deletions: before any other object of the same instant."""
 PRIO_CLUSTER: Final = 0
 """Object creations, deletions, completions, grace-period expiries."""
 PRIO_LATE: Final = 1

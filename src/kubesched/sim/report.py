@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.types import NANOS, Pod
-from kubesched.sim.cluster import Cluster, PodRecord
+from kubesched.sim.cluster import Cluster, EventRecord, PodRecord
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "SimulationResult"
@@ -41,6 +41,22 @@ def pod_entry(rec: PodRecord) -> dict[str, Any]:
     }
 
 
+def event_entry(e: EventRecord) -> dict[str, Any]:
+    """One event of the result; ``kind`` is added for objects other than pods (an
+    extension: ``ReplicaSet`` for the controller's ``FailedCreate``)."""
+    entry: dict[str, Any] = {
+        "time": seconds(e.time),
+        "type": e.type,
+        "reason": e.reason,
+        "object": e.object,
+        "related": e.related,
+        "message": e.message,
+    }
+    if e.kind != "Pod":
+        entry["kind"] = e.kind
+    return entry
+
+
 def sorted_records(cluster: Cluster) -> list[PodRecord]:
     return sorted(
         cluster.records.values(), key=lambda r: (r.pod.namespace, r.pod.name, r.created_at)
@@ -66,16 +82,6 @@ def build_result(
             }
             for p in cluster.preemptions
         ],
-        "events": [
-            {
-                "time": seconds(e.time),
-                "type": e.type,
-                "reason": e.reason,
-                "object": e.object,
-                "related": e.related,
-                "message": e.message,
-            }
-            for e in cluster.events
-        ],
+        "events": [event_entry(e) for e in cluster.events],
         "metrics": metrics,
     }

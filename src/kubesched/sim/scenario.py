@@ -24,20 +24,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from kubesched.api.admission import PriorityClasses, admit_pod, prepare_pod_for_create
+from kubesched.api.admission import SYSTEM_PRIORITY_CLASSES, PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.load import (
     Loaded,
     LoadResult,
-    build_priority_classes,
     load_objects,
     read_documents,
 )
 from kubesched.api.types import (
     LABEL_HOSTNAME,
-    PREEMPT_LOWER_PRIORITY,
     LabelSelector,
     Namespace,
     Node,
@@ -50,6 +48,8 @@ from kubesched.scheduler.config import default_config, parse_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.cluster import REASON_DELETED, Cluster
 from kubesched.sim.controllers import ReplicaSetController, ReplicaSetSpec, template_hash
+from kubesched.sim.engine import PRIO_ADMISSION
+from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
 
@@ -70,14 +70,31 @@ class Item:
     order: int
     spec_priority: int | None = None
     spec_preemption_policy: str | None = None
+    source: str = ""
+    admitted: bool = False
+    """A Pod admitted (or a workload's template checked) on the class timeline."""
 
 
 @dataclass(slots=True)
 class Scenario:
     config: SchedulerConfig
-    classes: PriorityClasses
     items: list[Item]
     ignored: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def classes(self) -> list[PriorityClass]:
+        """Every PriorityClass of the scenario: the built-in system classes, then
+        the input's in input order (whatever their lifetimes)."""
+        builtin = {pc.name for pc in SYSTEM_PRIORITY_CLASSES}
+        given = sorted(
+            (i for i in self.items if isinstance(i.obj, PriorityClass)), key=lambda i: i.order
+        )
+        return [*SYSTEM_PRIORITY_CLASSES, *(i.obj for i in given if i.obj.name not in builtin)]
+
+    def class_steps(self) -> list[ClassStep]:
+        """The PriorityClass creations and deletions, in the order the run applies them."""
+        sources = {i.order: i.source for i in self.items}
+        return class_steps(self.items, sources.__getitem__)
 
 
 def _annotation_duration(
@@ -101,7 +118,7 @@ def _annotation_duration(
     return value
 
 
-def _label(item: Loaded[Any]) -> str:
+def _label(item: Loaded[Any] | Item) -> str:
     obj = item.obj
     kind = item.kind.lower()
     if isinstance(obj, Pod | PodDisruptionBudget | Workload):
@@ -128,30 +145,26 @@ def scenario_from_result(
 ) -> Scenario:
     """Check and order loaded objects as the API server would take them.
 
-    With ``base``, the objects join that scenario: its PriorityClasses (a class
-    of the same name is an error), its nodes (for pods bound to them) and its
-    items (these come after, in input order); the base's configuration wins."""
+    Every pod is admitted at its creation time against the PriorityClasses that
+    exist then (``kubesched.sim.priority_classes``). With ``base``, the objects
+    join that scenario: its PriorityClasses (a class of the same name alive at
+    the same time is an error), its nodes (for pods bound to them) and its items
+    (these come after, in input order; the base's pods stay as admitted); the
+    base's configuration wins."""
     if base is None:
-        classes = build_priority_classes(result)
         items: list[Item] = []
         first = 0
         ignored = Counter(result.ignored)
         node_names = set()
     else:
         config = base.config
-        classes = base.classes
-        for item in result.of_type(PriorityClass):
-            try:
-                classes.add(item.obj)
-            except InputError as err:
-                raise err.with_context(source=item.source) from None
         items = list(base.items)
         first = max((i.order for i in items), default=-1) + 1
         ignored = Counter(base.ignored) + Counter(result.ignored)
         node_names = {i.obj.name for i in items if isinstance(i.obj, Node)}
     node_names |= {o.obj.name for o in result.of_type(Node)}
     for order, loaded in enumerate(result.objects, start=first):
-        if loaded.kind in ("KubeSchedulerConfiguration", "PriorityClass"):
+        if loaded.kind == "KubeSchedulerConfiguration":
             continue
         try:
             create_at = _annotation_duration(loaded, CREATE_AT) or 0
@@ -169,17 +182,13 @@ def scenario_from_result(
         obj = loaded.obj
         if isinstance(obj, Workload):
             run_for = _template_run_for(loaded, obj) if run_for is None else run_for
-        if isinstance(obj, Pod):
-            _admit(obj, classes, loaded)
-            if obj.node_name and obj.node_name not in node_names:
-                raise InputError(
-                    f'node "{obj.node_name}" not found',
-                    source=loaded.source,
-                    obj=_label(loaded),
-                    field="spec.nodeName",
-                )
-        elif isinstance(obj, Workload):
-            _check_template(obj, classes, loaded)
+        if isinstance(obj, Pod) and obj.node_name and obj.node_name not in node_names:
+            raise InputError(
+                f'node "{obj.node_name}" not found',
+                source=loaded.source,
+                obj=_label(loaded),
+                field="spec.nodeName",
+            )
         items.append(
             Item(
                 loaded.kind,
@@ -190,11 +199,29 @@ def scenario_from_result(
                 order,
                 loaded.spec_priority,
                 loaded.spec_preemption_policy,
+                loaded.source,
             )
         )
     _rebase_times(items)
     items.sort(key=lambda i: (i.create_at, i.order))
-    return Scenario(config, classes, items, ignored)
+    scenario = Scenario(config, items, ignored)
+    _admit_new_items(scenario)
+    return scenario
+
+
+def _admit_new_items(scenario: Scenario) -> None:
+    """Admit each pod not admitted yet, and check each workload's template, at its
+    creation time on the scenario's PriorityClass timeline."""
+    checks: list[tuple[int, int, Callable[[PriorityClasses], None]]] = []
+    for item in scenario.items:
+        if item.admitted:
+            continue
+        if isinstance(item.obj, Pod):
+            checks.append((item.create_at, item.order, _pod_admission(item)))
+        elif isinstance(item.obj, Workload):
+            checks.append((item.create_at, item.order, _template_check(item)))
+        item.admitted = True
+    admit_in_time_order(scenario.class_steps(), checks)
 
 
 def _config(result: LoadResult, config_file: str | None, supported: Any) -> SchedulerConfig:
@@ -217,17 +244,14 @@ def _config(result: LoadResult, config_file: str | None, supported: Any) -> Sche
     return parse_config(raw, source=source, supported=supported)
 
 
-def _admit(pod: Pod, classes: PriorityClasses, loaded: Loaded[Any]) -> None:
-    try:
-        if not pod.priority_class_name and loaded.spec_priority is not None:
-            # A pod that already carries spec.priority (a dump of a live cluster) keeps it.
-            pod.priority = loaded.spec_priority
-            pod.preemption_policy = loaded.spec_preemption_policy or PREEMPT_LOWER_PRIORITY
-        else:
-            admit_pod(pod, classes, loaded.spec_priority, loaded.spec_preemption_policy)
-        prepare_pod_for_create(pod)
-    except InputError as err:
-        raise err.with_context(source=loaded.source, obj=_label(loaded)) from None
+def _pod_admission(item: Item) -> Callable[[PriorityClasses], None]:
+    def check(classes: PriorityClasses) -> None:
+        try:
+            admit(item.obj, classes, item.spec_priority, item.spec_preemption_policy)
+        except InputError as err:
+            raise err.with_context(source=item.source, obj=_label(item)) from None
+
+    return check
 
 
 def _template_run_for(loaded: Loaded[Any], w: Workload) -> int | None:
@@ -245,17 +269,22 @@ def _template_run_for(loaded: Loaded[Any], w: Workload) -> int | None:
         ) from None
 
 
-def _check_template(w: Workload, classes: PriorityClasses, loaded: Loaded[Any]) -> None:
-    probe = _template_pod(w, "probe")
-    try:
-        admit_pod(probe, classes, w.template_priority, w.template_preemption_policy)
-    except InputError as err:
-        raise InputError(
-            err.message,
-            source=loaded.source,
-            obj=_label(loaded),
-            field="spec.template." + (err.field or "spec"),
-        ) from None
+def _template_check(item: Item) -> Callable[[PriorityClasses], None]:
+    w: Workload = item.obj
+
+    def check(classes: PriorityClasses) -> None:
+        probe = _template_pod(w, "probe")
+        try:
+            admit(probe, classes, w.template_priority, w.template_preemption_policy)
+        except InputError as err:
+            raise InputError(
+                err.message,
+                source=item.source,
+                obj=_label(item),
+                field="spec.template." + (err.field or "spec"),
+            ) from None
+
+    return check
 
 
 def _template_pod(w: Workload, name: str) -> Pod:
@@ -332,20 +361,36 @@ def run_scenario(
         for fwk in sim.scheduler.profiles.values():
             fwk.force_exact = True
     cluster = sim.cluster
-    rs_controller = ReplicaSetController(cluster.create_pod, random.Random(f"{seed}/replicasets"))
+    rs_controller = ReplicaSetController(
+        cluster.create_pod, random.Random(f"{seed}/replicasets"), cluster.controller_event
+    )
     cluster.watchers.append(rs_controller)
     cluster.scale_of = rs_controller.scale_of
     cluster.selector_of = rs_controller.selector_of
     engine = sim.engine
+    classes = PriorityClasses()
+    for step in scenario.class_steps():
+        engine.at(step.time, _class_change(step, classes, rs_controller), PRIO_ADMISSION)
     replica_sets: dict[int, str] = {}
     for item in scenario.items:
-        engine.at(
-            item.create_at, _creator(item, sim, scenario.classes, rs_controller, replica_sets)
-        )
+        if isinstance(item.obj, PriorityClass):
+            continue
+        engine.at(item.create_at, _creator(item, sim, classes, rs_controller, replica_sets))
         if item.delete_at is not None:
             engine.at(item.delete_at, _deleter(item, sim, rs_controller, replica_sets))
     stats = sim.run(until=until, horizon=horizon)
     return Run(sim, seed, stats.end_time)
+
+
+def _class_change(
+    step: ClassStep, classes: PriorityClasses, rsc: ReplicaSetController
+) -> Callable[[], None]:
+    def change() -> None:
+        step.apply(classes)  # checked when the scenario was loaded
+        if step.create:
+            rsc.retry_failed_creates()
+
+    return change
 
 
 def _creator(
@@ -399,8 +444,7 @@ def _replica_set(
     def make_pod(name: str) -> Pod:
         pod = _template_pod(w, name)
         pod.labels = dict(labels)
-        admit_pod(pod, classes, w.template_priority, w.template_preemption_policy)
-        prepare_pod_for_create(pod)
+        admit(pod, classes, w.template_priority, w.template_preemption_policy)
         return pod
 
     return ReplicaSetSpec(

@@ -4,6 +4,7 @@ tiny synthetic CSVs written on the fly."""
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,25 @@ import pytest
 from kubesched.sim.traces.openb import NODE_COLUMNS, POD_COLUMNS
 
 REPO = Path(__file__).resolve().parents[3]
-OPENB_DIR = REPO.parent / "shared" / "traces" / "openb"
+
+
+def traces_dir() -> Path:
+    """Where the public traces are: ``$KUBESCHED_TRACES``, else ``traces/`` in the
+    repository if present, else the development machines' shared copy beside it."""
+    env = os.environ.get("KUBESCHED_TRACES")
+    if env:
+        return Path(env)
+    local = REPO / "traces"
+    return local if local.is_dir() else REPO.parent / "shared" / "traces"
+
+
+OPENB_DIR = traces_dir() / "openb"
 OPENB_NODES = OPENB_DIR / "openb_node_list_all_node.csv"
 OPENB_PODS = OPENB_DIR / "openb_pod_list_default.csv"
 
 
 def openb_paths() -> list[str]:
-    """The shared trace's two files; skips the test when they are not beside the repo."""
+    """The openb trace's two files; skips the test when they are absent."""
     if not (OPENB_NODES.is_file() and OPENB_PODS.is_file()):
         pytest.skip(f"openb trace not found in {OPENB_DIR}")
     return [str(OPENB_NODES), str(OPENB_PODS)]
