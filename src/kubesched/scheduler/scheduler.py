@@ -127,7 +127,6 @@ class Scheduler:
             event_registry=registry_events,
             metrics=None,
             pod_lister=reader.get_pod,
-            namespace_labels=self._namespace_labels,
             sort_key=priority_sort_key if _uses_priority_sort(first) else None,
         )
 
@@ -274,10 +273,6 @@ class Scheduler:
 
     def on_timer(self) -> None:
         self.queue.run_timers()
-
-    def _namespace_labels(self, namespace: str) -> dict[str, str]:
-        ns = self.reader.namespace(namespace)
-        return dict(ns.labels) if ns is not None else {}
 
     # ------------------------------------------------------------------ the cycle
     def schedule_one(self) -> bool:

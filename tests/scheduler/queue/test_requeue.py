@@ -22,6 +22,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
+from kubesched.plugins.interpodaffinity import hints as ipa_hints
 from kubesched.scheduler.queue import QueuedPodInfo, QueueingStrategy
 from kubesched.scheduler.queue.events import UNSCHEDULED_POD_UPDATE
 from kubesched.scheduler.queue.hints import HintRegistry, is_pod_worth_requeuing
@@ -438,23 +439,43 @@ def test_move_all_pre_enqueue_checks(event: ClusterEvent, check: object, want: s
 
 
 # ------------------------------------------------------------ AssignedPodAdded / Updated
+# With queueing hints on (GA and locked in v1.36) upstream's addAssignedPodToCache and
+# updateAssignedPodInCache call MoveAllToActiveOrBackoffQueue for the whole pool: the
+# rejectors' hints alone decide (no cross-topology pre-check, which is the hints-off
+# path). The real InterPodAffinity hint stands in for a plugin that inspects the pod.
 
 _SERVICE_EXISTS = LabelSelector(match_expressions=(LabelSelectorRequirement("service", "Exists"),))
 AFP = make_pod("afp", "ns1").uid("afp").pod_affinity("region", _SERVICE_EXISTS).obj()
-TSP = make_pod("tsp", "ns1").uid("tsp").spread(1, "node", "DoNotSchedule", None).obj()
+ANTI = make_pod("anti", "ns1").uid("anti").pod_affinity("region", _SERVICE_EXISTS, anti=True).obj()
 PLAIN = make_pod("afp", "ns1").uid("afp").obj()
 MATCHING = make_pod("lbp", "ns1").label("service", "securityscan").node("node1").obj()
 UNRELATED = make_pod("lbp", "unrelated").label("unrelated", "unrelated").node("node1").obj()
+IPA = "InterPodAffinity"
 
-CROSS_TOPOLOGY_CASES = [
-    pytest.param(AFP, "InterPodAffinity", MATCHING, True, id="pod affinity: matching pod requeues"),
+ASSIGNED_POD_CASES = [
     pytest.param(
-        AFP, "InterPodAffinity", UNRELATED, False, id="pod affinity: unrelated pod does not"
+        AFP, IPA, MATCHING, True, id="InterPodAffinity hint: a bound pod matching the affinity"
     ),
-    pytest.param(TSP, "PodTopologySpread", MATCHING, True, id="spread: same namespace requeues"),
-    pytest.param(AFP, "PodTopologySpread", UNRELATED, False, id="spread: other namespace does not"),
-    pytest.param(PLAIN, "fakePlugin", UNRELATED, False, id="other plugins: never requeued"),
+    pytest.param(AFP, IPA, UNRELATED, False, id="InterPodAffinity hint: an unrelated bound pod"),
+    pytest.param(
+        PLAIN,
+        "queuePlugin",
+        UNRELATED,
+        True,
+        id="no pre-check: a rejector whose hint says Queue moves the pod, whatever the pod",
+    ),
+    pytest.param(PLAIN, "skipPlugin", MATCHING, False, id="a rejector whose hint says Skip"),
+    pytest.param(PLAIN, "deafPlugin", MATCHING, False, id="a rejector that registered nothing"),
 ]
+
+
+def _assigned_registry(event: ClusterEvent) -> Registry:
+    return {
+        IPA: [(event, ipa_hints.is_schedulable_after_pod_change)],
+        "queuePlugin": [(event, hint_queue)],
+        "skipPlugin": [(event, hint_skip)],
+        "deafPlugin": [(NODE_ADD, hint_queue)],
+    }
 
 
 def _rejected(q_reg: Registry, pod: Pod, plugin: str) -> tuple[object, FakeClock]:
@@ -466,80 +487,62 @@ def _rejected(q_reg: Registry, pod: Pod, plugin: str) -> tuple[object, FakeClock
     return q, clock
 
 
-@pytest.mark.parametrize(("unsched", "plugin", "assigned", "requeue"), CROSS_TOPOLOGY_CASES)
+@pytest.mark.parametrize(("unsched", "plugin", "assigned", "requeue"), ASSIGNED_POD_CASES)
 def test_assigned_pod_added(unsched: Pod, plugin: str, assigned: Pod, requeue: bool) -> None:
-    """TestPriorityQueue_AssignedPodAdded_."""
-    plugins = ("fakePlugin", "InterPodAffinity", "PodTopologySpread")
-    q, _ = _rejected({p: [(ASSIGNED_POD_ADD, hint_queue)] for p in plugins}, unsched, plugin)
+    """addAssignedPodToCache: MoveAllToActiveOrBackoffQueue(AssignedPodAdd, nil, pod)."""
+    q, _ = _rejected(_assigned_registry(ASSIGNED_POD_ADD), unsched, plugin)
     q.assigned_pod_added(assigned)  # type: ignore[attr-defined]
     assert (where(q, unsched) == "active") is requeue  # type: ignore[arg-type]
 
 
 POD_LABEL = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL)
-POD_SCALE_DOWN = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN)
+ASSIGNED_POD_LABEL = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)
 
 
 @pytest.mark.parametrize(
-    ("unsched", "plugin", "assigned", "event", "requeue"),
+    ("unsched", "plugin", "old", "new", "requeue"),
     [
         *[
             pytest.param(
-                *c.values[:3],
-                POD_LABEL,
+                c.values[0],
+                c.values[1],
+                clone(c.values[2], labels={}),  # type: ignore[arg-type]
+                c.values[2],
                 c.values[3],
-                id=f"TestPriorityQueue_AssignedPodUpdated/{c.id}",
+                id=f"updateAssignedPodInCache/{c.id}",
             )
-            for c in CROSS_TOPOLOGY_CASES
+            for c in ASSIGNED_POD_CASES
         ],
         pytest.param(
-            make_pod("rp", "ns1").uid("afp").req(cpu="1").obj(),
-            "NodeResourcesFit",
-            make_pod("lbp", "ns2").node("node1").obj(),
-            ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN),
+            ANTI,
+            IPA,
+            MATCHING,
+            clone(MATCHING, labels={"other": "x"}),
             True,
-            id=(
-                "TestPriorityQueue_AssignedPodUpdated/"
-                "resource fit requeued by assigned pod scale down"
-            ),
+            id="updateAssignedPodInCache/InterPodAffinity hint: a bound pod that stops "
+            "matching the anti-affinity (no affinity term: the hints-off pre-check dropped it)",
         ),
     ],
 )
-def test_assigned_pod_updated(
-    unsched: Pod, plugin: str, assigned: Pod, event: ClusterEvent, requeue: bool
-) -> None:
-    plugins = ("fakePlugin", "InterPodAffinity", "PodTopologySpread")
-    reg: dict[str, list[tuple[ClusterEvent, QueueingHintFn | None]]] = {
-        p: [(POD_LABEL, hint_queue)] for p in plugins
-    }
-    reg["NodeResourcesFit"] = [(POD_SCALE_DOWN, hint_queue)]
-    q, _ = _rejected(reg, unsched, plugin)
-    q.assigned_pod_updated(None, assigned, event)  # type: ignore[attr-defined]
+def test_assigned_pod_updated(unsched: Pod, plugin: str, old: Pod, new: Pod, requeue: bool) -> None:
+    """updateAssignedPodInCache: MoveAllToActiveOrBackoffQueue(evt, old, new) per event."""
+    q, _ = _rejected(_assigned_registry(POD_LABEL), unsched, plugin)
+    q.assigned_pod_updated(old, new, ASSIGNED_POD_LABEL)  # type: ignore[attr-defined]
     assert (where(q, unsched) == "active") is requeue  # type: ignore[arg-type]
 
 
-def test_namespace_selector_uses_namespace_labels() -> None:
-    """A term with a namespaceSelector matches bound pods of namespaces with those labels."""
-    term_ns = LabelSelector(match_labels={"team": "a"})
-    pod = make_pod("aff", "ns1").pod_affinity("zone", _SERVICE_EXISTS).obj()
-    aff = pod.spec.affinity
-    assert aff is not None and aff.pod_affinity is not None
-    term = replace(aff.pod_affinity.required[0], namespace_selector=term_ns)
-    pod.spec = replace(
-        pod.spec, affinity=replace(aff, pod_affinity=replace(aff.pod_affinity, required=(term,)))
-    )
-    labels = {"other": {"team": "a"}}
-    q, clock = make_queue(
-        reg={"InterPodAffinity": [(ASSIGNED_POD_ADD, hint_queue)]},
-        namespace_labels=labels.get,
-    )
-    q.add(pod)
-    assert q.pop() is not None
-    q.add_unschedulable_if_not_present(q.new_queued_pod_info(pod, "InterPodAffinity"), 1)
-    clock.step(2 * SECOND)
-    q.assigned_pod_added(make_pod("x", "third").label("service", "s").node("n").obj())
-    assert where(q, pod) == "unschedulable"
-    q.assigned_pod_added(make_pod("y", "other").label("service", "s").node("n").obj())
-    assert where(q, pod) == "active"
+def test_scale_down_of_a_bound_pod_reaches_the_pod_asking_that_resource() -> None:
+    """TestPriorityQueue_AssignedPodUpdated/resource fit requeued by assigned pod scale down."""
+    rp = make_pod("rp", "ns1").uid("rp").req(cpu="1").obj()
+    reg: Registry = {"NodeResourcesFit": [(POD_SCALE_DOWN, hint_queue)]}
+    q, _ = _rejected(reg, rp, "NodeResourcesFit")
+    bound = make_pod("lbp", "ns2").node("node1").obj()
+    q.assigned_pod_updated(None, bound, ASSIGNED_SCALE_DOWN)  # type: ignore[attr-defined]
+    assert where(q, rp) == "active"
+
+
+POD_SCALE_DOWN = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN)
+ASSIGNED_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
 
 
 # ------------------------------------------------------------------------ Update

@@ -21,16 +21,14 @@ API (``SchedulingQueue``)
 -------------------------
 Construction: ``SchedulingQueue(less, clock, *, pod_initial_backoff,
 pod_max_backoff, pod_max_in_unschedulable_pods_duration, pre_enqueue,
-event_registry, metrics=None, pod_lister=None, namespace_labels=None,
-sort_key=None)``;
+event_registry, metrics=None, pod_lister=None, sort_key=None)``;
 ``event_registry`` maps plugin name -> the plugin's ``events_to_register()``
 (see ``hints.HintRegistry`` for the upstream rules applied), ``pre_enqueue``
 runs the profile's PreEnqueue plugins (status.plugin names the gate).
 ``sort_key`` is an optional tuple key ordering exactly as ``less`` (use
 ``priority_sort_key`` with the default PrioritySort): heap comparisons then
 run in C, 2-4x faster than calling ``less``. ``pod_lister(namespace, name)``
-lets the nominator refuse pods that are gone or bound; ``namespace_labels(ns)``
-feeds namespace selectors of the AssignedPod pre-check.
+lets the nominator refuse pods that are gone or bound.
 
 Pod events (from the informer side):
 - ``add(pod)``: new unscheduled pod.

@@ -84,6 +84,7 @@ class HintRegistry:
         # Caches keyed by the incoming event (ClusterEvent is frozen and hashable).
         self._interest: dict[ClusterEvent, bool] = {}
         self._matching: dict[ClusterEvent, tuple[HintFunction, ...]] = {}
+        self._plugins: dict[ClusterEvent, tuple[str, ...]] = {}
 
     def _register(self, plugin: str, event: ClusterEvent, fn: QueueingHintFn) -> None:
         self._by_event.setdefault(event, []).append(HintFunction(plugin, fn))
@@ -114,6 +115,15 @@ class HintRegistry:
                 for h in hints
             )
             self._matching[event] = cached
+        return cached
+
+    def plugins_for(self, event: ClusterEvent) -> tuple[str, ...]:
+        """Plugins with a hint for ``event``, sorted: only a pod one of them rejected
+        (or a pod with no rejector) can be moved by it (isPodWorthRequeuing)."""
+        cached = self._plugins.get(event)
+        if cached is None:
+            cached = tuple(sorted({h.plugin for h in self.matching_hints(event)}))
+            self._plugins[event] = cached
         return cached
 
 

@@ -22,12 +22,9 @@ from kubesched.framework.events import (
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
     UNSCHEDULED_POD_ADD,
-    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventObject,
-    EventResource,
-    match_cluster_events,
 )
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import Clock
@@ -36,7 +33,6 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue.active import ActiveQueue, InFlightEvent
 from kubesched.scheduler.queue.backoff import ORDERING_WINDOW, BackoffQueue, align_to_window
-from kubesched.scheduler.queue.crosstopology import POD_TOPOLOGY_SPREAD, required_affinity_matches
 from kubesched.scheduler.queue.events import (
     BACKOFF_COMPLETE,
     FORCE_ACTIVATE_LABEL,
@@ -70,21 +66,12 @@ DEFAULT_MAX_IN_UNSCHEDULABLE: Final = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURA
 LEFTOVER_FLUSH_PERIOD: Final = 30 * NANOS
 
 
-@functools.lru_cache(maxsize=64)
-def _is_scale_down(event: ClusterEvent) -> bool:
-    """``match_cluster_events(_SCALE_DOWN, event)``, memoised: every bound pod's
-    update asks it about one of a handful of events (enum flag arithmetic is slow)."""
-    return match_cluster_events(_SCALE_DOWN, event)
-
-
 QueueSortLess = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueFn = Callable[[Pod], Status]
 """Runs the profile's PreEnqueue plugins; a non-success status gates the pod and
 must name the rejecting plugin in ``status.plugin``."""
-NamespaceLabels = Callable[[str], Mapping[str, str] | None]
 PreEnqueueCheck = Callable[[Pod], bool]
 
-_SCALE_DOWN: Final = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN)
 _UNSCHEDULED_POD_ADD_LABEL: Final = UNSCHEDULED_POD_ADD.label()
 _UNSCHEDULED_POD_UPDATE_LABEL: Final = UNSCHEDULED_POD_UPDATE.label()
 
@@ -141,12 +128,10 @@ class SchedulingQueue:
         event_registry: Mapping[str, Sequence[ClusterEventWithHint]] | None = None,
         metrics: QueueMetrics | None = None,
         pod_lister: PodLister | None = None,
-        namespace_labels: NamespaceLabels | None = None,
         sort_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
         self._clock = clock
         self._pre_enqueue = pre_enqueue
-        self._namespace_labels = namespace_labels
         self.metrics = metrics if metrics is not None else QueueMetrics()
         self.hints = HintRegistry(event_registry or {})
         self.max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
@@ -384,58 +369,35 @@ class SchedulingQueue:
         new: EventObject = None,
         pre_check: PreEnqueueCheck | None = None,
     ) -> None:
-        """A cluster event happened: requeue the pool pods it may help.
+        """A cluster event happened: requeue the pool pods it may help (upstream
+        MoveAllToActiveOrBackoffQueue).
 
         Returns at once if no enabled plugin registered a matching event (and
         ``pre_check`` is then not called). Otherwise every pool pod passing
-        ``pre_check`` is offered the event; the event is also logged for
-        in-flight pods.
+        ``pre_check`` is offered the event through its rejectors' hints (only
+        pods a plugin with a hint for the event rejected, or with no rejector,
+        can move: the others' hints would all say Skip); the event is also
+        logged for in-flight pods.
         """
         if not self.hints.is_event_of_interest(event):
             return
-        pods = [p for p in self._unsched if pre_check is None or pre_check(p.pod)]
+        if event.is_wildcard():
+            pods = list(self._unsched)
+        else:
+            pods = self._unsched.rejected_by(self.hints.plugins_for(event))
+        if pre_check is not None:
+            pods = [p for p in pods if pre_check(p.pod)]
         self._move_pods(pods, event, old, new)
 
     def assigned_pod_added(self, pod: Pod) -> None:
-        """A bound pod appeared (event AssignedPodAdd), with the cross-topology pre-check."""
-        self._move_pods(self._pods_with_cross_topology_term(pod), ASSIGNED_POD_ADD, None, pod)
+        """A bound pod appeared: event AssignedPodAdd for the whole pool (upstream
+        addAssignedPodToCache with queueing hints on)."""
+        self.move_all_to_active_or_backoff_queue(ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: Pod | None, new: Pod, event: ClusterEvent) -> None:
-        """A bound pod changed; ``event`` is one of ``pod_update_events(old, new)``.
-
-        A scale-down may free resources for any pod, so it considers the
-        whole pool; other updates only the cross-topology candidates.
-        """
-        if _is_scale_down(event):
-            self.move_all_to_active_or_backoff_queue(event, old, new)
-        elif self.hints.is_event_of_interest(event):
-            # (``_move_pods`` does nothing at all for an event of no interest.)
-            self._move_pods(self._pods_with_cross_topology_term(new), event, old, new)
-
-    def _pods_with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
-        if not len(self._unsched):
-            # Nothing to offer the event to (the usual case, on every binding).
-            return []
-        ns_labels: Mapping[str, str] | None = None
-        out: list[QueuedPodInfo] = []
-        for pinfo in self._unsched.view():
-            pi = pinfo.pod_info
-            if (
-                POD_TOPOLOGY_SPREAD in pinfo.unschedulable_plugins
-                and pod.namespace == pi.pod.namespace
-            ):
-                out.append(pinfo)
-                continue
-            if not pi.facts.has_affinity:
-                continue  # no required pod affinity term: nothing can match
-            if ns_labels is None:
-                # Read once per event, and only when some pod has affinity terms.
-                ns_labels = {}
-                if self._namespace_labels is not None:
-                    ns_labels = self._namespace_labels(pod.namespace) or {}
-            if required_affinity_matches(pi.pod, pod, ns_labels):
-                out.append(pinfo)
-        return out
+        """A bound pod changed; ``event`` is one of ``pod_update_events(old, new)``
+        (upstream updateAssignedPodInCache with queueing hints on)."""
+        self.move_all_to_active_or_backoff_queue(event, old, new)
 
     def _move_pods(
         self,

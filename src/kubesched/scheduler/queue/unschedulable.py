@@ -8,7 +8,10 @@ map it keeps:
   from "gated" in O(1);
 - a lazy min-heap of timestamps of the pods the 5-minute leftover flush
   could move, so that the queue can say when that flush next matters
-  without scanning the pool.
+  without scanning the pool;
+- an index rejector plugin -> pods, so that a cluster event is offered only to
+  the pods whose rejectors registered it (every other pod's hints would all
+  say Skip) without scanning the pool.
 
 Whenever the gating state of a pod in the pool may have changed, the queue
 calls ``add_or_update`` (or ``refresh``) again so both stay exact.
@@ -35,6 +38,9 @@ class UnschedulablePods:
         self._leftover_movable = leftover_movable
         self._ts_heap: list[tuple[Time, int, int, str, QueuedPodInfo]] = []
         self._push_seq = itertools.count()
+        self._by_rejector: dict[str, dict[str, QueuedPodInfo]] = {}
+        """Rejector plugin ("" for none) -> key -> pod, for the pods in the map."""
+        self._rejectors_of: dict[str, frozenset[str]] = {}
 
     def __len__(self) -> int:
         return len(self._map)
@@ -71,7 +77,20 @@ class UnschedulablePods:
     def delete(self, pod: Pod) -> QueuedPodInfo | None:
         key = pod.key
         self._gated.discard(key)
+        self._unindex(key)
         return self._map.pop(key, None)
+
+    def rejected_by(self, plugins: tuple[str, ...]) -> list[QueuedPodInfo]:
+        """The pods one of ``plugins`` rejected, and the pods with no rejector, each
+        once, in a deterministic order (by plugin, then by entry into the pool)."""
+        out: list[QueuedPodInfo] = []
+        seen: set[str] = set()
+        for plugin in ("", *plugins):
+            for key, pinfo in self._by_rejector.get(plugin, {}).items():
+                if key not in seen:
+                    seen.add(key)
+                    out.append(pinfo)
+        return out
 
     def gated_count(self) -> int:
         return len(self._gated)
@@ -90,7 +109,23 @@ class UnschedulablePods:
             heapq.heappop(h)
         return None
 
+    def _unindex(self, key: str) -> None:
+        for plugin in self._rejectors_of.pop(key, ()):
+            pods = self._by_rejector[plugin]
+            del pods[key]
+            if not pods:
+                del self._by_rejector[plugin]
+
     def _track(self, key: str, pinfo: QueuedPodInfo) -> None:
+        rejectors = frozenset(pinfo.rejector_plugins()) or frozenset(("",))
+        if self._rejectors_of.get(key) != rejectors:
+            self._unindex(key)
+            self._rejectors_of[key] = rejectors
+            for plugin in rejectors:
+                self._by_rejector.setdefault(plugin, {})[key] = pinfo
+        else:
+            for plugin in rejectors:
+                self._by_rejector[plugin][key] = pinfo
         if pinfo.gated():
             self._gated.add(key)
         else:
