@@ -18,6 +18,7 @@ import click
 from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits, parse_size
 from kubesched.cli import bench_command, trace_commands
 from kubesched.sim.traces.summary import summarize_run
 
@@ -61,6 +62,20 @@ def main() -> None:
 def _progress_enabled(output: str) -> bool:
     """A progress bar on a terminal, never for machine-readable output or under CI."""
     return output in ("table", "wide") and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+class SizeType(click.ParamType):  # type: ignore[type-arg]
+    """A byte count: a plain integer or a quantity (``512Mi``, ``1Gi``, ``1G``)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
 
 
 class DurationType(click.ParamType):  # type: ignore[type-arg]
@@ -108,6 +123,20 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="Use the per-node (exact) plugin paths only; same decisions, slower.",
 )
 @click.option(
+    "--max-input-bytes",
+    default="512Mi",
+    show_default=True,
+    type=SizeType(),
+    help="Refuse more input than this (bytes, or a quantity such as 512Mi or 1Gi).",
+)
+@click.option(
+    "--max-objects",
+    default=DEFAULT_MAX_OBJECTS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Refuse more objects than this, counting the pods of workloads' replicas.",
+)
+@click.option(
     "--trace",
     "trace_spec",
     default=None,
@@ -124,12 +153,15 @@ def simulate(
     watch: bool,
     feature_gates: str,
     exact: bool,
+    max_input_bytes: int,
+    max_objects: int,
     trace_spec: str | None,
     **trace_values: Any,
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
     from kubesched.cli import render
+    from kubesched.cli.input_warnings import warning_lines
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
     from kubesched.sim.simulation import DEFAULT_HORIZON
@@ -141,20 +173,30 @@ def simulate(
 
     horizon = DEFAULT_HORIZON
     _trace = None
+    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
     if trace_spec is None:
         if not files:
             fail_input("-f: required (or --trace)")
-        scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
+        scenario = load_scenario(
+            list(files), config_file=config_file, stdin=sys.stdin, limits=limits
+        )
     else:
         options = trace_commands.import_options(seed, **trace_values)
         scenario, _trace, horizon = trace_commands.load_trace_scenario(
-            trace_spec, options, files=files, config_file=config_file, stdin=sys.stdin
+            trace_spec,
+            options,
+            files=files,
+            config_file=config_file,
+            stdin=sys.stdin,
+            limits=limits,
         )
     if scenario.ignored:
         items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = ", ".join(f"{n} {k}" for k, n in items)
         total = sum(scenario.ignored.values())
         click.echo(f"ignored {total} objects: {parts}", err=True)
+    for line in warning_lines(scenario):
+        click.echo(f"warning: {line}", err=True)
     started = time.perf_counter()
     end = horizon if until is None else min(until, horizon)
     if _trace is not None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
+from kubesched.api.input_limits import InputLimits
 from kubesched.sim.traces import (
     GPU_SHARE_MODES,
     GPU_SHARE_ROUND_UP,
@@ -216,10 +217,12 @@ def load_trace_scenario(
     files: Sequence[str] = (),
     config_file: str | None = None,
     stdin: TextIO | None = None,
+    limits: InputLimits | None = None,
 ) -> tuple[Scenario, TraceObjects, int]:
     """``--trace FORMAT:PATH,...`` -> (Scenario, trace, horizon).
 
-    ``files`` (``-f``) and ``config_file`` are loaded as ``simulate`` loads them and
+    ``files`` (``-f``) and ``config_file`` are loaded as ``simulate`` loads them
+    (within ``limits``) and
     the trace's objects are added after them; the horizon follows the trace
     (``traces.replay.horizon``: its last event plus its span, at least a day).
     Prints the import summary line on stderr.
@@ -231,7 +234,9 @@ def load_trace_scenario(
     trace = fmt.load(paths, options)
     base = None
     if files or config_file is not None:
-        base = load_scenario(list(files), config_file=config_file, stdin=stdin)
+        base = load_scenario(
+            list(files), config_file=config_file, stdin=stdin, limits=limits or InputLimits()
+        )
     scenario = build_scenario(trace, base=base)
     click.echo(trace.stats.line(), err=True)
     return scenario, trace, horizon(trace)
