@@ -8,8 +8,8 @@ flag, e.g. ``pods.yaml: input is larger than 256 MiB (--max-input-bytes)``.
 - ``max_input_bytes`` bounds the bytes read from all ``-f`` inputs together.
   Files are read in chunks and checked as they come: a regular file larger than
   what is left is refused before reading, an endless stream (``/dev/zero``, a
-  pipe) is cut off at the cap; a NUL byte or a byte that is not UTF-8 (binary
-  input, ``/dev/urandom``) stops reading at once.
+  pipe) is cut off at the cap; the first NUL byte or byte that is not UTF-8
+  (binary input, ``/dev/urandom``) stops reading at once.
 - ``max_objects`` bounds the objects of the input (documents and ``List``
   items, ignored kinds included) plus the pods that workloads' ``replicas`` ask
   for: a Deployment of 2^31-1 replicas is refused instead of filling memory.
@@ -92,14 +92,18 @@ class ReadBudget:
                 break
             self._take(len(chunk), source)
             pending = len(decoder.getstate()[0])  # bytes of a character cut by the chunk
+            nul = chunk.find(b"\0")
             try:
                 parts.append(decoder.decode(chunk))
             except UnicodeDecodeError as err:
                 at = offset - pending + err.start
+                if 0 <= nul < at - offset:
+                    raise _nul_error(offset + nul, source) from None
                 raise InputError(
                     f"not UTF-8 text: invalid byte at offset {at}", source=source
                 ) from None
-            _check_nul(chunk, offset, source)
+            if nul >= 0:
+                raise _nul_error(offset + nul, source)
             offset += len(chunk)
         try:
             parts.append(decoder.decode(b"", final=True))
@@ -129,10 +133,8 @@ class ReadBudget:
         self.left -= n
 
 
-def _check_nul(chunk: bytes, offset: int, source: str) -> None:
-    nul = chunk.find(b"\0")
-    if nul >= 0:
-        raise InputError(f"not a text file: NUL byte at offset {offset + nul}", source=source)
+def _nul_error(offset: int, source: str) -> InputError:
+    return InputError(f"not a text file: NUL byte at offset {offset}", source=source)
 
 
 def read_file(path: str, budget: ReadBudget) -> str:

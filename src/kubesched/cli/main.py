@@ -18,8 +18,9 @@ import click
 from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits, parse_size
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.cli import bench_command, trace_commands
+from kubesched.cli.params import SizeType
 from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,20 +63,6 @@ def main() -> None:
 def _progress_enabled(output: str) -> bool:
     """A progress bar on a terminal, never for machine-readable output or under CI."""
     return output in ("table", "wide") and sys.stderr.isatty() and not os.environ.get("CI")
-
-
-class SizeType(click.ParamType):  # type: ignore[type-arg]
-    """A byte count: a plain integer or a quantity (``512Mi``, ``1Gi``, ``1G``)."""
-
-    name = "size"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_size(str(value))
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
 
 
 class DurationType(click.ParamType):  # type: ignore[type-arg]
@@ -174,22 +161,28 @@ def simulate(
     horizon = DEFAULT_HORIZON
     _trace = None
     limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
-    if trace_spec is None:
-        if not files:
-            fail_input("-f: required (or --trace)")
-        scenario = load_scenario(
-            list(files), config_file=config_file, stdin=sys.stdin, limits=limits
-        )
-    else:
-        options = trace_commands.import_options(seed, **trace_values)
-        scenario, _trace, horizon = trace_commands.load_trace_scenario(
-            trace_spec,
-            options,
-            files=files,
-            config_file=config_file,
-            stdin=sys.stdin,
-            limits=limits,
-        )
+    if trace_spec is None and not files:
+        fail_input("-f: required (or --trace)")
+    try:
+        if trace_spec is None:
+            scenario = load_scenario(
+                list(files), config_file=config_file, stdin=sys.stdin, limits=limits
+            )
+        else:
+            options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
+            scenario, _trace, horizon = trace_commands.load_trace_scenario(
+                trace_spec,
+                options,
+                files=files,
+                config_file=config_file,
+                stdin=sys.stdin,
+                limits=limits,
+            )
+    except MemoryError:
+        # Within the caps, yet more than this process may use (a ulimit, a small machine).
+        raise InputError(
+            "out of memory reading the input (lower --max-input-bytes or --max-objects)"
+        ) from None
     if scenario.ignored:
         items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = ", ".join(f"{n} {k}" for k, n in items)
