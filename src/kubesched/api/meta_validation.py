@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any, Final
 
 from kubesched.api.convert import DNS1123_SUBDOMAIN_MSG, child, fail, invalid, required
@@ -199,25 +200,36 @@ def check_resources(resources: Any, path: str) -> None:
         _check_integer(name, text, f"{lim_path}.{name}")
     for name, text in requests.items():
         _check_integer(name, text, f"{req_path}.{name}")
-        request = parse_quantity_json(text)
         if name in limits:
-            limit = parse_quantity_json(limits[name])
+            request, limit = _quantity(text), _quantity(limits[name])
+            if request == limit or (request < limit and overcommit_allowed(name)):
+                continue
             shown, limit_shown = canonical_string(text), canonical_string(limits[name])
             if request != limit and not overcommit_allowed(name):
-                raise fail(
-                    req_path, invalid(shown, f"must be equal to {name} limit of {limit_shown}")
-                )
-            if request > limit:
-                raise fail(
-                    req_path,
-                    invalid(shown, f"must be less than or equal to {name} limit of {limit_shown}"),
-                )
-        elif not overcommit_allowed(name):
+                rule = "equal to"  # no overcommit: not below the limit either
+            else:
+                rule = "less than or equal to"
+            raise fail(req_path, invalid(shown, f"must be {rule} {name} limit of {limit_shown}"))
+        if not overcommit_allowed(name):
             raise fail(lim_path, required("Limit must be set for non overcommitable resources"))
 
 
+# (type, text) -> value: inputs repeat the same few quantities endlessly.
+_QUANTITIES: dict[tuple[type, Any], Fraction] = {}
+
+
+def _quantity(text: Any) -> Fraction:
+    key = (type(text), text)
+    value = _QUANTITIES.get(key)
+    if value is None:
+        value = parse_quantity_json(text)
+        if len(_QUANTITIES) < 65536:
+            _QUANTITIES[key] = value
+    return value
+
+
 def _check_integer(name: str, text: Any, path: str) -> None:
-    if is_extended(name) and parse_quantity_json(text).denominator != 1:
+    if is_extended(name) and _quantity(text).denominator != 1:
         raise fail(path, invalid(canonical_string(text), "must be an integer"))
 
 
