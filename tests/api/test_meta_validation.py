@@ -315,3 +315,12 @@ def test_validation_errors(raw: dict[str, Any], field: str, message: str) -> Non
 )
 def test_valid_objects(raw: dict[str, Any]) -> None:
     validate_object(raw["kind"], raw)
+
+
+def test_only_workload_templates_are_pod_templates() -> None:
+    # A Node's unknown spec.template is not read: nothing to validate, nothing to crash on.
+    raw = {
+        "kind": "Node",
+        "spec": {"template": {"metadata": {"labels": {1: 2}}, "spec": {"containers": 5}}},
+    }
+    validate_object("Node", raw)

@@ -129,10 +129,12 @@ def check_labels(labels: Any, path: str) -> None:
     if not isinstance(labels, Mapping):
         return
     for key, value in labels.items():
+        if not isinstance(key, str):
+            continue  # the conversion reports types
         for msg in qualified_name_errors(key):
             raise fail(path, invalid(key, msg))
         text = "" if value is None else value
-        for msg in label_value_errors(text):
+        for msg in label_value_errors(text) if isinstance(text, str) else ():
             raise fail(path, invalid(text, msg))
 
 
@@ -142,9 +144,11 @@ def check_annotations(annotations: Any, path: str) -> None:
         return
     total = 0
     for key, value in annotations.items():
+        if not isinstance(key, str) or not isinstance(value, str | None):
+            continue  # the conversion reports types
         for msg in qualified_name_errors(key.lower()):
             raise fail(path, invalid(key, msg))
-        total += _nbytes(key) + _nbytes("" if value is None else value)
+        total += _nbytes(key) + _nbytes(value or "")
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         raise fail(path, f"Too long: must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
 
@@ -272,6 +276,11 @@ def check_pod_spec(spec: Any, path: str) -> None:
     check_labels(spec.get("nodeSelector"), child(path, "nodeSelector"))
 
 
+TEMPLATE_KINDS: Final = frozenset({"Deployment", "ReplicaSet"})
+"""Kinds whose ``spec.template`` is a pod template the conversion has read (a
+branch adding a workload kind adds it here)."""
+
+
 def validate_object(kind: str, raw: Raw) -> None:
     """Every check of this module that applies to an object of ``kind``."""
     check_metadata(raw)
@@ -280,7 +289,7 @@ def validate_object(kind: str, raw: Raw) -> None:
         return
     if kind == "Pod":
         check_pod_spec(spec, "spec")
-    elif "template" in spec and isinstance(spec.get("template"), Mapping):
+    elif kind in TEMPLATE_KINDS and isinstance(spec.get("template"), Mapping):
         check_selector(spec.get("selector"), "spec.selector")
         template = spec["template"]
         check_metadata(template, "spec.template.metadata")

@@ -42,6 +42,7 @@ from kubesched.api.convert import check_dns_subdomain
 from kubesched.api.duration import format_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import InputLimits, ReadBudget, read_file
+from kubesched.api.sim_annotations import CREATE_AT, DELETE_AT, RUN_FOR
 from kubesched.api.types import (
     CPU,
     MEMORY,
@@ -79,9 +80,6 @@ LABEL_QOS: Final = "openb.alibaba.com/qos"
 NAMESPACE: Final = "default"
 CONTAINER: Final = "main"
 IMAGE: Final = "registry.k8s.io/pause:3.10"
-CREATE_AT: Final = "kubesched.io/create-at"
-DELETE_AT: Final = "kubesched.io/delete-at"
-RUN_FOR: Final = "kubesched.io/run-for"
 MIB: Final = 1 << 20
 WHOLE_GPU_MILLI: Final = 1000
 
