@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from kubesched.api.convert import Workload, parse_time
 from kubesched.api.errors import InputError
 from kubesched.api.load import (
+    KINDS,
     Document,
     LoadResult,
     documents_from_text,
@@ -65,8 +66,21 @@ POD = y("""
     """)
 
 
+# Fixtures of kinds we act on are written without apiVersion (what they test is
+# elsewhere); ``doc`` gives them the served one, as real input has it. Tests of a
+# missing apiVersion build their Document themselves.
+SERVED = {kind: f"{g}/{v[0]}" if g else v[0] for kind, (g, v) in KINDS.items()}
+
+
+def served(raw: dict[str, Any]) -> dict[str, Any]:
+    kind = raw.get("kind")
+    if "apiVersion" in raw or not isinstance(kind, str) or kind not in SERVED:
+        return raw
+    return {"apiVersion": SERVED[kind], **raw}
+
+
 def doc(raw: dict[str, Any], source: str = "in.yaml", index: int = 0) -> Document:
-    return Document(source=source, index=index, raw=raw)
+    return Document(source=source, index=index, raw=served(raw))
 
 
 def load(*raws: dict[str, Any]) -> LoadResult:
@@ -1276,15 +1290,23 @@ OTHER_ERRORS = [
     ),
     (
         "{kind: PodDisruptionBudget, apiVersion: policy/v1beta1, metadata: {name: b}}",
-        None,
+        "poddisruptionbudget default/b",
         "apiVersion",
         'no matches for kind "PodDisruptionBudget" in version "policy/v1beta1"',
         "an apiVersion no longer served",
     ),
-    ("{metadata: {name: x}}", None, "kind", "Required value", "a document without kind"),
+    (
+        # kubectl validates before sending: "error validating data: [apiVersion not
+        # set, kind not set]" (both missing are listed in brackets).
+        "{metadata: {name: x}}",
+        "object #0",
+        None,
+        "error validating data: [apiVersion not set, kind not set]",
+        "a document without kind",
+    ),
     (
         "{kind: Pod, apiVersion: 1}",
-        None,
+        "pod #0",
         "apiVersion",
         "expected a string, got 1",
         "an apiVersion that is not a string",
@@ -1295,7 +1317,7 @@ OTHER_ERRORS = [
 @pytest.mark.parametrize(
     ("raw", "obj", "field", "message"), [pytest.param(*c[:4], id=c[4]) for c in OTHER_ERRORS]
 )
-def test_other_errors(raw: str, obj: str | None, field: str, message: str) -> None:
+def test_other_errors(raw: str, obj: str | None, field: str | None, message: str) -> None:
     err = load_error(y(raw))
     assert (err.source, err.obj, err.field) == ("in.yaml", obj, field)
     assert err.message.startswith(message), err.message
@@ -1600,3 +1622,232 @@ def test_mutated_valid_documents_raise_only_input_error(raw: Any) -> None:
     except InputError as err:
         assert err.source == "fuzz.yaml"
         assert "\n" not in str(err)
+
+
+# --------------------------------------------------------------------------- the API's own output
+
+POD_LIST_JSON = """{
+  "kind": "PodList",
+  "apiVersion": "v1",
+  "metadata": {"resourceVersion": "4711"},
+  "items": [
+    {"metadata": {"name": "web-1", "namespace": "prod", "uid": "u1",
+                  "managedFields": [{"manager": "kube-controller-manager", "operation": "Update",
+                                     "apiVersion": "v1", "fieldsType": "FieldsV1",
+                                     "fieldsV1": {"f:metadata": {"f:labels": {".": {},
+                                                  "f:app": {}}},
+                                                  "f:spec": {"f:containers": {
+                                                  "k:{\\"name\\":\\"c\\"}": {".": {}}}}}}]},
+     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
+              "someFutureField": {"x": 1}},
+     "status": {"phase": "Pending", "qosClass": "Burstable"}}
+  ]
+}"""
+
+
+def test_a_raw_api_pod_list_gives_its_items_kind_and_version() -> None:
+    # GET /api/v1/pods returns a PodList whose items carry no kind/apiVersion;
+    # managedFields and fields we do not know are kept by the API server, ignored here.
+    (p,) = load_objects(documents_from_text(POD_LIST_JSON, "pods.json")).objects
+    assert (p.kind, p.obj.namespace, p.obj.name) == ("Pod", "prod", "web-1")
+    assert p.obj.spec.containers[0].requests == {"cpu": 100}
+
+
+def test_a_typed_list_item_keeps_what_it_says() -> None:
+    text = (
+        "kind: NodeList\napiVersion: v1\nitems:\n"
+        "- {metadata: {name: n1}}\n"
+        "- {kind: Pod, apiVersion: v1, metadata: {name: p}, spec: {containers: [{name: c}]}}\n"
+    )
+    result = load_objects(documents_from_text(text, "dump.yaml"))
+    assert [(o.kind, o.obj.name) for o in result.objects] == [("Node", "n1"), ("Pod", "p")]
+
+
+def test_kubectl_get_yaml_of_mixed_kinds() -> None:
+    # `kubectl get nodes,pods,pdb -o yaml`: kind List, each item with its own kind.
+    text = """
+apiVersion: v1
+kind: List
+metadata: {resourceVersion: ""}
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: n1
+    managedFields:
+    - {manager: kubelet, operation: Update, fieldsType: FieldsV1, fieldsV1: {f:status: {}}}
+  status: {allocatable: {cpu: "2"}, nodeInfo: {kubeletVersion: v1.36.0}}
+- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: b, namespace: default}
+  spec: {maxUnavailable: 1, selector: {matchLabels: {app: web}}}
+"""
+    result = load_objects(documents_from_text(text, "dump.yaml"))
+    assert [o.kind for o in result.objects] == ["Node", "PodDisruptionBudget"]
+
+
+def test_a_generic_list_item_without_api_version_is_refused() -> None:
+    text = "apiVersion: v1\nkind: List\nitems:\n- {kind: Pod, metadata: {name: p}}\n"
+    with pytest.raises(InputError) as exc:
+        load_objects(documents_from_text(text, "dump.yaml"))
+    assert str(exc.value) == "dump.yaml: pod default/p: error validating data: apiVersion not set"
+
+
+@pytest.mark.parametrize(
+    ("raw", "label", "message"),
+    [
+        pytest.param(
+            "{kind: Node, metadata: {name: n1}}",
+            "node n1",
+            "error validating data: apiVersion not set",
+            id="kubectl: apiVersion not set",
+        ),
+        pytest.param(
+            "{apiVersion: v1, metadata: {name: n1}}",
+            "object #0",
+            "error validating data: kind not set",
+            id="kubectl: kind not set",
+        ),
+        pytest.param(
+            "{kind: ConfigMap, metadata: {name: c, namespace: x}}",
+            "configmap x/c",
+            "error validating data: apiVersion not set",
+            id="also for kinds we ignore",
+        ),
+    ],
+)
+def test_missing_api_version_or_kind(raw: str, label: str, message: str) -> None:
+    with pytest.raises(InputError) as exc:
+        load_objects([Document("in.yaml", 0, y(raw))])
+    assert (exc.value.obj, exc.value.field, exc.value.message) == (label, None, message)
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        pytest.param(
+            "{apiVersion: extensions/v1beta1, kind: Deployment, metadata: {name: d}}",
+            "deployment default/d",
+            id="extensions/v1beta1 Deployment (removed in v1.16)",
+        ),
+        pytest.param(
+            "{apiVersion: extensions/v1beta1, kind: ReplicaSet, metadata: {name: r}}",
+            "replicaset default/r",
+            id="extensions/v1beta1 ReplicaSet",
+        ),
+        pytest.param(
+            "{apiVersion: apps/v1beta2, kind: Deployment, metadata: {name: d}}",
+            "deployment default/d",
+            id="apps/v1beta2 Deployment",
+        ),
+        pytest.param(
+            "{apiVersion: policy/v1beta1, kind: PodDisruptionBudget, metadata: {name: b}}",
+            "poddisruptionbudget default/b",
+            id="policy/v1beta1 PodDisruptionBudget (removed in v1.25)",
+        ),
+        pytest.param(
+            "{apiVersion: scheduling.k8s.io/v1beta1, kind: PriorityClass, metadata: {name: p}}",
+            "priorityclass p",
+            id="scheduling.k8s.io/v1beta1 PriorityClass",
+        ),
+    ],
+)
+def test_removed_api_versions(raw: str, label: str) -> None:
+    data = y(raw)
+    with pytest.raises(InputError) as exc:
+        load_objects([Document("in.yaml", 0, data)])
+    assert str(exc.value) == (
+        f'in.yaml: {label}: apiVersion: no matches for kind "{data["kind"]}" in version '
+        f'"{data["apiVersion"]}"'
+    )
+
+
+def test_kinds_that_can_change_scheduling_are_counted_apart() -> None:
+    result = load(
+        y("{apiVersion: v1, kind: ResourceQuota, metadata: {name: q}}"),
+        y("{apiVersion: v1, kind: LimitRange, metadata: {name: l}}"),
+        y("{apiVersion: v1, kind: LimitRange, metadata: {name: m}}"),
+        y("{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c}}"),
+        y("{apiVersion: example.com/v1, kind: LimitRange, metadata: {name: other}}"),
+        y("{apiVersion: v1, kind: Service, metadata: {name: s}}"),
+    )
+    assert result.unmodelled == {"LimitRange": 2, "ResourceQuota": 1, "ResourceClaim": 1}
+    # someone else's LimitRange is just ignored, as is a Service
+    assert result.ignored == {"LimitRange": 1, "Service": 1}
+
+
+def test_unmodelled_summary_line() -> None:
+    from kubesched.api.unmodelled import unmodelled_summary
+
+    assert unmodelled_summary({"ResourceQuota": 1, "LimitRange": 2}) == (
+        "3 objects that can change scheduling are not modelled: 2 LimitRange, 1 ResourceQuota"
+    )
+    assert unmodelled_summary({"RuntimeClass": 1}) == (
+        "1 object that can change scheduling is not modelled: 1 RuntimeClass"
+    )
+    assert unmodelled_summary({}) == ""
+
+
+CLAIMS_POD = patched(POD, "spec: {resourceClaims: [{name: gpu, resourceClaimName: g}]}")
+
+
+def test_pods_with_resource_claims_are_skipped_not_refused() -> None:
+    deployment = patched(
+        WORKLOAD,
+        "spec: {template: {spec: {resourceClaims: [{name: gpu, resourceClaimTemplateName: t}]}}}",
+    )
+    result = load(
+        CLAIMS_POD, {**deployment, "kind": "Deployment"}, y("{kind: Node, metadata: {name: n}}")
+    )
+    assert result.skipped_claims == ["pod default/web-1", "deployment prod/web"]
+    assert [o.kind for o in result.objects] == ["Node"]
+
+
+def test_a_skipped_pod_is_still_validated() -> None:
+    bad = patched(CLAIMS_POD, "spec: {containers: [{name: c, resources: {requests: {cpu: x}}}]}")
+    with pytest.raises(InputError, match=r"spec\.containers\[0\]\.resources\.requests\.cpu"):
+        load(bad)
+
+
+@pytest.mark.parametrize(
+    ("fragment", "field", "message"),
+    [
+        pytest.param(
+            "metadata: {annotations: {kubesched.io/delete-after: 5m}}",
+            'metadata.annotations["kubesched.io/delete-after"]',
+            'unknown simulation annotation; did you mean "kubesched.io/delete-at"? (known: '
+            "kubesched.io/create-at, kubesched.io/delete-at, kubesched.io/run-for)",
+            id="a typo",
+        ),
+        pytest.param(
+            "metadata: {annotations: {kubesched.io/priority: high}}",
+            'metadata.annotations["kubesched.io/priority"]',
+            "unknown simulation annotation (known: kubesched.io/create-at, "
+            "kubesched.io/delete-at, kubesched.io/run-for)",
+            id="an annotation that does not exist",
+        ),
+    ],
+)
+def test_unknown_simulation_annotations(fragment: str, field: str, message: str) -> None:
+    err = load_error(patched(POD, fragment))
+    assert (err.obj, err.field, err.message) == ("pod default/web-1", field, message)
+
+
+def test_unknown_simulation_annotation_in_a_template() -> None:
+    raw = patched(
+        {**WORKLOAD, "kind": "Deployment"},
+        "spec: {template: {metadata: {annotations: {kubesched.io/runfor: 5m}}}}",
+    )
+    err = load_error(raw)
+    assert err.field == 'spec.template.metadata.annotations["kubesched.io/runfor"]'
+    assert err.message.startswith(
+        'unknown simulation annotation; did you mean "kubesched.io/run-for"?'
+    )
+
+
+def test_other_annotations_and_known_ones_are_fine() -> None:
+    pod = load_pod(
+        "metadata: {annotations: {kubesched.io/run-for: 5m, example.io/kubesched.io: x, "
+        "kubesched.io.other/x: y}}"
+    )
+    assert pod.annotations["kubesched.io/run-for"] == "5m"

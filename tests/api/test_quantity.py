@@ -16,6 +16,7 @@ from kubesched.api.quantity import (
     ERR_TOO_LARGE,
     MAX_INT64,
     QuantityError,
+    canonical_string,
     format_bytes,
     format_milli_cpu,
     milli_value,
@@ -459,3 +460,32 @@ def test_random_strings_parse_or_raise_quantity_error(text: str) -> None:
     else:
         assert abs(got) < F(10) ** 1000
         assert (got * 10**9).denominator == 1
+
+
+# --------------------------------------------------------------------------- String()
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        # Quantity.String(): CanonicalizeBytes in the format the suffix chose.
+        pytest.param("1000m", "1", id="TestQuantityParseEmit/1000m"),
+        pytest.param("1000k", "1M", id="TestQuantityParseEmit/1000k"),
+        pytest.param("1024Ki", "1Mi", id="TestQuantityParseEmit/1024Ki"),
+        pytest.param("1536Mi", "1536Mi", id="TestQuantityParseEmit/1536Mi"),
+        pytest.param("1.5Gi", "1536Mi", id="a fractional binary amount"),
+        pytest.param("0.5Ki", "512", id="under 1024: DecimalSI"),
+        pytest.param("1.5", "1500m", id="a decimal fraction goes to milli"),
+        pytest.param("1000", "1k", id="1000 is 1k"),
+        pytest.param("1e3", "1e3", id="DecimalExponent keeps its format"),
+        pytest.param("5e-3", "5e-3", id="a negative exponent"),
+        pytest.param("0.000000001", "1n", id="nano"),
+        pytest.param("12345678", "12345678", id="no power of 1000"),
+        pytest.param(2, "2", id="a JSON number"),
+        pytest.param(0.25, "250m", id="a JSON float"),
+        pytest.param("0", "0", id="zero"),
+        pytest.param(" 2 ", "2", id="trimmed as UnmarshalJSON trims"),
+    ],
+)
+def test_canonical_string(text: str | int | float, canonical: str) -> None:
+    assert canonical_string(text) == canonical

@@ -149,8 +149,14 @@ def describe(value: object) -> str:
     if isinstance(value, str):
         return quote(value)
     if isinstance(value, int | float):
-        return repr(value)
+        return short_number(value)
     return type_name(value)
+
+
+def short_number(value: int | float) -> str:
+    """``repr`` of a number, its digits elided past 40 (a message stays readable)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def unsupported(value: object, supported: Sequence[str]) -> str:
@@ -252,7 +258,7 @@ def as_int(value: Any, path: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> i
         raise fail(path, f"expected an integer, got {describe(value)}")
     if not lo <= value <= hi:
         bits = 32 if hi == INT32_MAX else 64
-        raise fail(path, f"expected a {bits}-bit integer, got {value}")
+        raise fail(path, f"expected a {bits}-bit integer, got {short_number(value)}")
     return value
 
 
@@ -775,8 +781,6 @@ def _container(raw: Raw, path: str, *, init: bool, host_network: bool) -> Contai
     name = req_str(raw, "name", path)
     rp = child(path, "resources")
     resources = get_map(raw, "resources", path)
-    if resources.get("claims"):
-        raise fail(child(rp, "claims"), UNSUPPORTED_CLAIMS)
     requests = resource_list(resources, "requests", rp)
     # SetDefaults_Pod: a resource with a limit and no request requests its limit.
     for res, amount in resource_list(resources, "limits", rp).items():
@@ -858,17 +862,11 @@ class SpecFields:
     preemption_policy: str | None
 
 
-UNSUPPORTED_CLAIMS = (
-    "Unsupported value: kubesched does not model dynamic resource allocation (ResourceClaims)"
-)
-
-
 def pod_spec(value: Any, path: str) -> SpecFields:
     """A ``PodSpec`` (of a Pod or a pod template) with pod defaulting applied.
-    Resource claims (DRA) are not modelled and are rejected."""
+    Resource claims (DRA) are not read: ``kubesched.api.load`` skips pods that
+    have any."""
     raw = as_map(value, path)
-    if raw.get("resourceClaims"):
-        raise fail(child(path, "resourceClaims"), UNSUPPORTED_CLAIMS)
     host_network = get_bool(raw, "hostNetwork", path)
     containers = _containers(raw, "containers", path, init=False, host_network=host_network)
     if not containers:

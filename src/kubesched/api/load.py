@@ -5,11 +5,15 @@ Two steps, both raising only :class:`InputError` for bad input:
 - :func:`read_documents` reads ``-f`` arguments (simulate-interface.md): a file, a
   directory (its ``*.yaml``, ``*.yml``, ``*.json``, sorted by name, not
   recursive) or ``-`` for stdin. A stream starting with ``{`` is read as JSON
-  (one or more concatenated objects), anything else as multi-document YAML.
-  Empty documents are skipped; ``kind: List`` and ``*List`` kinds are unpacked
-  in order.
+  (one or more concatenated objects), anything else as multi-document YAML
+  (``parsing.py``, safe on hostile text). Empty documents are skipped;
+  ``kind: List`` and ``*List`` kinds are unpacked in order, the items of a typed
+  list (``PodList`` as the API returns it) taking its kind and apiVersion when
+  they have none. Bytes read and objects found are capped (``input_limits.py``).
 - :func:`load_objects` converts each document by kind (``convert.py``), in input
-  order, counting kinds it does not act on in ``LoadResult.ignored``.
+  order, validates what the API server would (``meta_validation.py``), counts
+  kinds it does not act on in ``LoadResult.ignored`` (or ``unmodelled`` when
+  they can change scheduling) and skips pods with resource claims.
 
 Nothing here is admitted yet: the caller admits each pod when it is created,
 against the PriorityClasses that exist then (``kubesched.sim.priority_classes``,
@@ -19,21 +23,29 @@ Unix epoch, not rebased onto a run's clock.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TextIO, TypeVar
 
-import yaml
-
-from kubesched.api import convert
+from kubesched.api import convert, sim_annotations
 from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import (
+    DEFAULT_LIMITS,
+    InputLimits,
+    ReadBudget,
+    read_file,
+    read_stream,
+    too_many,
+)
+from kubesched.api.meta_validation import validate_object
+from kubesched.api.parsing import JSONValueError, parse_json_stream, parse_yaml
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from kubesched.api.unmodelled import is_unmodelled
 
 __all__ = [
     "Document",
@@ -67,143 +79,6 @@ class Document:
         return f"{self.source} (object {self.index})"
 
 
-_YAML_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_TAG: Final = "tag:yaml.org,2002:"
-_STR_TAG: Final = _TAG + "str"
-_MAP_TAG: Final = _TAG + "map"
-_SEQ_TAG: Final = _TAG + "seq"
-_MERGE_TAG: Final = _TAG + "merge"
-_TIMESTAMP_TAG: Final = _TAG + "timestamp"
-
-
-class _Loader(_YAML_BASE):  # type: ignore[misc]
-    """Safe YAML loading as Kubernetes reads it: timestamps stay strings (they are
-    converted where a field is a time) and a repeated mapping key is an error.
-
-    ``load_documents`` builds plain dicts, lists and scalars straight from the
-    composed nodes (PyYAML's generic constructor is most of the parse time) and
-    falls back to the safe constructor for anything unusual (merge keys, explicit
-    tags such as ``!!set``)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._plain_tags: dict[str, str] = {}
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # The tag of a plain scalar depends only on its text (we have no path
-        # resolvers), and input repeats the same texts ("c", "100m") endlessly.
-        if kind is yaml.ScalarNode and implicit[0]:
-            tag = self._plain_tags.get(value)
-            if tag is None:
-                tag = super().resolve(kind, value, implicit)
-                if len(self._plain_tags) < 65536:
-                    self._plain_tags[value] = tag
-            return tag
-        return super().resolve(kind, value, implicit)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        self._check_duplicate_keys(node, lambda n: self.construct_object(n, deep=deep))
-        return super().construct_mapping(node, deep=deep)
-
-    @staticmethod
-    def _check_duplicate_keys(node: Any, build: Any) -> None:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == _MERGE_TAG:
-                continue
-            key = build(key_node)
-            try:
-                duplicate = key in seen
-                seen.add(key)
-            except TypeError:
-                continue  # unhashable: the constructor reports it
-            if duplicate:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"mapping key {key!r} already defined", key_node.start_mark
-                )
-
-    def _build(self, node: Any, memo: dict[int, Any]) -> Any:
-        tag = node.tag
-        if tag == _STR_TAG:
-            return node.value
-        built = memo.get(id(node))
-        if built is not None:
-            return built  # an alias: share the object, as PyYAML does
-        if tag == _MAP_TAG and not any(k.tag == _MERGE_TAG for k, _ in node.value):
-            out: dict[Any, Any] = {}
-            memo[id(node)] = out
-            for key_node, value_node in node.value:
-                key = self._build(key_node, memo)
-                try:
-                    duplicate = key in out
-                except TypeError:
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        "found unhashable key",
-                        key_node.start_mark,
-                    ) from None
-                if duplicate:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"mapping key {key!r} already defined", key_node.start_mark
-                    )
-                out[key] = self._build(value_node, memo)
-            return out
-        if tag == _SEQ_TAG:
-            items: list[Any] = []
-            memo[id(node)] = items
-            items.extend(self._build(child, memo) for child in node.value)
-            return items
-        if isinstance(node, yaml.ScalarNode) and tag in self.yaml_constructors:
-            return self.yaml_constructors[tag](self, node)
-        return self.construct_document(node)  # merge keys, !!set, !!omap, ...
-
-    def load_documents(self) -> Iterator[Any]:
-        try:
-            while self.check_node():
-                yield self._build(self.get_node(), {})
-        finally:
-            self.dispose()
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != _TIMESTAMP_TAG]
-    for first, resolvers in _YAML_BASE.yaml_implicit_resolvers.items()
-}
-
-
-def _parse_yaml(text: str, source: str) -> list[Any]:
-    try:
-        return list(_Loader(text).load_documents())
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        problem = err.problem or err.context or "invalid YAML"
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise InputError(f"malformed YAML: {where}{problem}", source=source) from None
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as err:
-        raise InputError(f"malformed YAML: {_one_line(str(err))}", source=source) from None
-
-
-def _parse_json_stream(text: str, source: str) -> list[Any]:
-    decoder = json.JSONDecoder()
-    out: list[Any] = []
-    pos = 0
-    try:
-        while True:
-            while pos < len(text) and text[pos].isspace():
-                pos += 1
-            if pos >= len(text):
-                return out
-            value, pos = decoder.raw_decode(text, pos)
-            out.append(value)
-    except json.JSONDecodeError as err:
-        raise InputError(
-            f"malformed JSON: line {err.lineno}, column {err.colno}: {err.msg}", source=source
-        ) from None
-    except RecursionError:
-        raise InputError("malformed JSON: nested too deeply", source=source) from None
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -212,17 +87,42 @@ def parse_text(text: str, source: str) -> list[Any]:
     """The documents of one input, as parsed values (None for an empty YAML document)."""
     if text.lstrip().startswith("{"):
         try:
-            return _parse_json_stream(text, source)
+            return parse_json_stream(text, source)
+        except JSONValueError:
+            raise
         except InputError as json_err:
             # A YAML flow mapping also starts with "{": accept it if it parses as YAML.
             try:
-                return _parse_yaml(text, source)
+                return parse_yaml(text, source)
             except InputError:
                 raise json_err from None
-    return _parse_yaml(text, source)
+    return parse_yaml(text, source)
 
 
-def _unpack(value: Any, source: str, out: list[Document], depth: int = 0) -> None:
+def _item_defaults(value: Mapping[str, Any], kind: str) -> dict[str, str]:
+    """What the items of a typed list lack: the API returns ``PodList`` items
+    without ``kind``/``apiVersion`` (the list's kind and version are theirs)."""
+    if kind == "List":
+        return {}
+    defaults = {"kind": kind.removesuffix("List")}
+    api_version = value.get("apiVersion")
+    if isinstance(api_version, str):
+        defaults["apiVersion"] = api_version
+    return defaults
+
+
+def _with_defaults(item: Any, defaults: Mapping[str, str]) -> Any:
+    if not defaults or not isinstance(item, Mapping):
+        return item
+    missing = {k: v for k, v in defaults.items() if item.get(k) is None}
+    if not missing:
+        return item
+    return {**missing, **{k: v for k, v in item.items() if k not in missing}}
+
+
+def _unpack(
+    value: Any, source: str, out: list[Document], cap: int, limits: InputLimits, depth: int = 0
+) -> None:
     if value is None:
         return
     if not isinstance(value, Mapping):
@@ -242,38 +142,25 @@ def _unpack(value: Any, source: str, out: list[Document], depth: int = 0) -> Non
                 obj=kind,
                 field="items",
             )
+        defaults = _item_defaults(value, kind)
         for item in items:
-            _unpack(item, source, out, depth + 1)
+            _unpack(_with_defaults(item, defaults), source, out, cap, limits, depth + 1)
         return
+    if len(out) >= cap:
+        raise InputError(too_many(limits), source=source)
     out.append(Document(source=source, index=len(out), raw=value))
 
 
-def documents_from_text(text: str, source: str) -> list[Document]:
-    """The objects of one input's text, Lists unpacked, empty documents skipped."""
+def documents_from_text(
+    text: str, source: str, *, limits: InputLimits = DEFAULT_LIMITS, read_before: int = 0
+) -> list[Document]:
+    """The objects of one input's text, Lists unpacked, empty documents skipped;
+    at most ``limits.max_objects - read_before`` of them."""
     out: list[Document] = []
+    cap = limits.max_objects - read_before
     for value in parse_text(text, source):
-        _unpack(value, source, out)
+        _unpack(value, source, out, cap, limits)
     return out
-
-
-def _read_file(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise InputError("no such file or directory", source=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory", source=path) from None
-    except PermissionError:
-        raise InputError("permission denied", source=path) from None
-    except OSError as err:
-        raise InputError(_one_line(err.strerror or str(err)), source=path) from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputError(
-            f"not UTF-8 text: invalid byte at offset {err.start}", source=path
-        ) from None
 
 
 def _expand(path: str) -> list[str]:
@@ -294,10 +181,14 @@ def _expand(path: str) -> list[str]:
     return [path]
 
 
-def read_documents(paths: Sequence[str], stdin: TextIO | None = None) -> list[Document]:
+def read_documents(
+    paths: Sequence[str], stdin: TextIO | None = None, *, limits: InputLimits = DEFAULT_LIMITS
+) -> list[Document]:
     """All objects of the ``-f`` arguments, in order. ``-`` reads ``stdin`` (default
-    ``sys.stdin``) once; a second ``-`` reads nothing more."""
+    ``sys.stdin``) once; a second ``-`` reads nothing more. ``limits`` caps the bytes
+    read from all of them and the objects found (``kubesched.api.input_limits``)."""
     out: list[Document] = []
+    budget = ReadBudget(limits)
     stdin_read = False
     for path in paths:
         for file in _expand(path):
@@ -306,13 +197,12 @@ def read_documents(paths: Sequence[str], stdin: TextIO | None = None) -> list[Do
                     continue
                 stdin_read = True
                 stream = stdin if stdin is not None else sys.stdin
-                try:
-                    text = stream.read()
-                except (OSError, UnicodeDecodeError) as err:
-                    raise InputError(_one_line(str(err)), source=STDIN_SOURCE) from None
-                out.extend(documents_from_text(text, STDIN_SOURCE))
+                text = read_stream(stream, STDIN_SOURCE, budget)
+                source = STDIN_SOURCE
             else:
-                out.extend(documents_from_text(_read_file(file), file))
+                text = read_file(file, budget)
+                source = file
+            out.extend(documents_from_text(text, source, limits=limits, read_before=len(out)))
     return out
 
 
@@ -347,8 +237,15 @@ class Loaded(Generic[T]):
 
 @dataclass(slots=True)
 class LoadResult:
+    """The converted objects in input order, and what was left out: ``ignored``
+    counts kinds we do not act on by name, ``unmodelled`` those of them that can
+    change scheduling (``kubesched.api.unmodelled``), ``skipped_claims`` names
+    the objects skipped for their resource claims (``pod default/a``)."""
+
     objects: list[Loaded[LoadedObject]] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+    unmodelled: Counter[str] = field(default_factory=Counter)
+    skipped_claims: list[str] = field(default_factory=list)
 
     def of_type(self, cls: type[T]) -> list[Loaded[T]]:
         """The loaded objects whose ``obj`` is a ``cls``, in input order."""
@@ -380,6 +277,12 @@ KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io", ("v1",)),
 }
 CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+# kind -> API groups that served it once and no longer do (extensions/v1beta1 went
+# in v1.16): an object of such a version is refused as kubectl refuses it.
+REMOVED_GROUPS: Final[Mapping[str, tuple[str, ...]]] = {
+    "Deployment": ("extensions",),
+    "ReplicaSet": ("extensions",),
+}
 
 
 def _obj_label(kind: str, raw: Mapping[str, Any], index: int) -> str:
@@ -388,19 +291,35 @@ def _obj_label(kind: str, raw: Mapping[str, Any], index: int) -> str:
         ident = name
     elif kind == "KubeSchedulerConfiguration":
         ident = ""
+    elif kind not in KINDS:
+        ident = f"{ns}/{name}" if ns and name else name  # scope unknown: as written
     else:
         ident = f"{ns or 'default'}/{name}" if name else ""
     return f"{kind.lower()} {ident}" if ident else f"{kind.lower()} #{index}"
 
 
-def _kind_of(raw: Mapping[str, Any]) -> tuple[str | None, str]:
-    """(kind we act on or None, the name to count it under when ignored)."""
+def _label_of(raw: Mapping[str, Any], index: int) -> str:
+    """The object's label before its kind is known to be good."""
     kind = raw.get("kind")
-    if not isinstance(kind, str) or not kind:
-        raise InputError(convert.required(), field="kind")
+    if isinstance(kind, str) and kind:
+        return _obj_label(kind, raw, index)
+    return f"object #{index}"
+
+
+def _kind_of(raw: Mapping[str, Any]) -> tuple[str | None, str, str]:
+    """(kind we act on or None, the name to count it under when ignored, API group).
+
+    As kubectl validates before sending: a missing ``apiVersion`` or ``kind`` is
+    ``error validating data: apiVersion not set``; a version no longer served is
+    ``no matches for kind "Deployment" in version "extensions/v1beta1"``."""
+    kind = raw.get("kind")
     api_version = raw.get("apiVersion")
-    if api_version is None:
-        return (kind if kind in KINDS else None), kind
+    unset = [f"{key} not set" for key, v in (("apiVersion", api_version), ("kind", kind)) if not v]
+    if unset:
+        detail = unset[0] if len(unset) == 1 else "[" + ", ".join(unset) + "]"
+        raise InputError(f"error validating data: {detail}")
+    if not isinstance(kind, str):
+        raise InputError(f"expected a string, got {convert.describe(kind)}", field="kind")
     if not isinstance(api_version, str):
         raise InputError(
             f"expected a string, got {convert.describe(api_version)}", field="apiVersion"
@@ -408,14 +327,16 @@ def _kind_of(raw: Mapping[str, Any]) -> tuple[str | None, str]:
     group, _, version = api_version.rpartition("/")
     known = KINDS.get(kind)
     if known is None:
-        return None, kind
+        return None, kind, group
+    no_match = f'no matches for kind "{kind}" in version "{api_version}"'
     if group != known[0]:
-        return None, f"{kind}.{group}" if group else kind  # someone else's kind of that name
+        if group in REMOVED_GROUPS.get(kind, ()):
+            raise InputError(no_match, field="apiVersion")
+        # someone else's kind of that name
+        return None, f"{kind}.{group}" if group else kind, group
     if version not in known[1]:
-        raise InputError(
-            f'no matches for kind "{kind}" in version "{api_version}"', field="apiVersion"
-        )
-    return kind, kind
+        raise InputError(no_match, field="apiVersion")
+    return kind, kind, group
 
 
 def _convert(kind: str, raw: Mapping[str, Any], doc: Document) -> Loaded[LoadedObject]:
@@ -451,16 +372,58 @@ def _identity(kind: str, obj: LoadedObject) -> tuple[str, str, str]:
     return kind, "", ""  # the scheduler configuration is a singleton
 
 
-def load_objects(docs: Iterable[Document]) -> LoadResult:
+def _check_converted(kind: str, raw: Mapping[str, Any], item: Loaded[LoadedObject]) -> None:
+    """What the API server would still refuse in a converted object, and simulation
+    annotations we do not know (``kubesched.api.sim_annotations``)."""
+    if kind != "KubeSchedulerConfiguration":
+        validate_object(kind, raw)
+    bad = sim_annotations.unknown(item.annotations)
+    if bad is not None:
+        raise InputError(
+            sim_annotations.unknown_message(bad), field=f'metadata.annotations["{bad}"]'
+        )
+    template = getattr(item.obj, "template_annotations", None)
+    bad = sim_annotations.unknown(template) if isinstance(template, Mapping) else None
+    if bad is not None:
+        raise InputError(
+            sim_annotations.unknown_message(bad),
+            field=f'spec.template.metadata.annotations["{bad}"]',
+        )
+
+
+def _has_claims(raw: Mapping[str, Any]) -> bool:
+    """Whether a pod (or a workload's pod template) has ``spec.resourceClaims``."""
+    spec = raw.get("spec")
+    if not isinstance(spec, Mapping):
+        return False
+    template = spec.get("template")
+    if isinstance(template, Mapping) and isinstance(template.get("spec"), Mapping):
+        spec = template["spec"]
+    return bool(spec.get("resourceClaims"))
+
+
+def _pods_made(obj: LoadedObject) -> int:
+    """The pods a workload object asks for (its ``replicas``); 0 for other objects."""
+    replicas = getattr(obj, "replicas", 0)
+    return replicas if isinstance(replicas, int) and replicas > 0 else 0
+
+
+def load_objects(docs: Iterable[Document], *, limits: InputLimits = DEFAULT_LIMITS) -> LoadResult:
     """Convert documents into typed objects, in input order.
 
     Raises :class:`InputError` (with ``source``, ``obj`` like ``pod default/web-1``
-    and ``field``) for the first bad value, an unserved apiVersion of a kind we act
-    on, or a second object of the same kind and name (same namespace for
-    namespaced kinds; PriorityClasses excepted, see ``kubesched.sim.priority_classes``).
+    and ``field``) for the first bad value (as the conversion and
+    ``kubesched.api.meta_validation`` check them), a missing ``apiVersion`` or
+    ``kind``, an unserved apiVersion of a kind we act on, an unknown
+    ``kubesched.io/`` annotation, a second object of the same kind and name (same
+    namespace for namespaced kinds; PriorityClasses excepted, see
+    ``kubesched.sim.priority_classes``), or more objects than ``limits.max_objects``
+    counting the pods of workloads' ``replicas``. Pods and workloads with resource
+    claims are checked, then skipped (``LoadResult.skipped_claims``).
     """
     result = LoadResult()
     first_seen: dict[tuple[str, str, str], Loaded[LoadedObject]] = {}
+    made = 0
     for doc in docs:
         raw = doc.raw
         if not isinstance(raw, Mapping):
@@ -468,18 +431,28 @@ def load_objects(docs: Iterable[Document]) -> LoadResult:
                 f"expected a mapping at the top level, got {convert.type_name(raw)}",
                 source=doc.source,
             )
+        made += 1
+        if made > limits.max_objects:
+            raise InputError(too_many(limits), source=doc.source)
         try:
-            kind, counted = _kind_of(raw)
+            kind, counted, group = _kind_of(raw)
         except InputError as err:
-            raise err.with_context(source=doc.source) from None
+            raise err.with_context(source=doc.source, obj=_label_of(raw, doc.index)) from None
         if kind is None:
-            result.ignored[counted] += 1
+            if is_unmodelled(counted, group):
+                result.unmodelled[counted] += 1
+            else:
+                result.ignored[counted] += 1
             continue
         label = _obj_label(kind, raw, doc.index)
         try:
             item = _convert(kind, raw, doc)
+            _check_converted(kind, raw, item)
         except InputError as err:
             raise err.with_context(source=doc.source, obj=label) from None
+        if _has_claims(raw):
+            result.skipped_claims.append(label)
+            continue
         ident = _identity(kind, item.obj)
         previous = first_seen.get(ident)
         if previous is not None and not isinstance(item.obj, PriorityClass):
@@ -489,6 +462,15 @@ def load_objects(docs: Iterable[Document]) -> LoadResult:
                 f"defined twice: first in {previous.where}, again in {item.where}",
                 source=doc.source,
                 obj=label,
+            )
+        pods = _pods_made(item.obj)
+        made += pods
+        if made > limits.max_objects:
+            raise InputError(
+                f"{pods} replicas would make {too_many(limits)}",
+                source=doc.source,
+                obj=label,
+                field="spec.replicas",
             )
         first_seen[ident] = item
         result.objects.append(item)

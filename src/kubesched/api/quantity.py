@@ -397,3 +397,54 @@ def format_bytes(n: int) -> str:
         if n and n % mult == 0:
             return f"{n // mult}{suffix}"
     return str(n)
+
+
+def _canonical_decimal(magnitude: Fraction, fmt: str) -> str:
+    """``CanonicalizeBytes`` for DecimalSI / DecimalExponent: an integer mantissa
+    without trailing zeros, its exponent lowered to a multiple of three. Parsed
+    values are multiples of 1n, so the mantissa starts as the count of nanos."""
+    nanos = magnitude * _NANO
+    mantissa, exponent = _round_away(nanos), -9
+    while mantissa and mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    shift = exponent % 3  # Python's % floors: lower the exponent to a multiple of 3
+    mantissa *= 10**shift
+    exponent -= shift
+    if exponent == 0:
+        return str(mantissa)
+    if fmt == _DECIMAL_SI:
+        for suffix, exp in _DECIMAL_SUFFIXES.items():
+            if exp == exponent:
+                return f"{mantissa}{suffix}"
+    return f"{mantissa}e{exponent}"
+
+
+def canonical_string(text: str | int | float | None) -> str:
+    """``Quantity.String()`` of a quantity read from an object: the canonical form
+    in the format its suffix chose (``2000m`` -> ``2``, ``1.5`` -> ``1500m``,
+    ``2048Mi`` -> ``2Gi``, ``1000`` -> ``1k``, ``1e3`` -> ``1e3``), as the API
+    server prints values in validation errors. Raises QuantityError like
+    ``parse_quantity_json``."""
+    q = parse_quantity_json(text)
+    if q == 0:
+        return "0"
+    fmt = _DECIMAL_SI
+    if isinstance(text, str):
+        s = _go_trim_space(text)
+        interpreted = _interpret(_scan(s)[4]) if s not in ("", "0") else None
+        if interpreted is not None:
+            fmt = interpreted[2]
+    sign = "-" if q < 0 else ""
+    magnitude = abs(q)
+    if fmt == _BINARY_SI:
+        # Small or fractional binary amounts print as DecimalSI (no rounding).
+        if magnitude < 1024 or magnitude.denominator != 1:
+            return sign + _canonical_decimal(magnitude, _DECIMAL_SI)
+        n, exp = magnitude.numerator, 0
+        while n % 1024 == 0 and exp < 60:
+            n //= 1024
+            exp += 10
+        suffix = next((s for s, e in _BINARY_SUFFIXES.items() if e == exp), "")
+        return f"{sign}{n}{suffix}"
+    return sign + _canonical_decimal(magnitude, fmt)

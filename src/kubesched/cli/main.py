@@ -18,7 +18,9 @@ import click
 from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.cli import bench_command, trace_commands
+from kubesched.cli.params import SizeType
 from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,6 +110,20 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="Use the per-node (exact) plugin paths only; same decisions, slower.",
 )
 @click.option(
+    "--max-input-bytes",
+    default="512Mi",
+    show_default=True,
+    type=SizeType(),
+    help="Refuse more input than this (bytes, or a quantity such as 512Mi or 1Gi).",
+)
+@click.option(
+    "--max-objects",
+    default=DEFAULT_MAX_OBJECTS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Refuse more objects than this, counting the pods of workloads' replicas.",
+)
+@click.option(
     "--trace",
     "trace_spec",
     default=None,
@@ -124,12 +140,15 @@ def simulate(
     watch: bool,
     feature_gates: str,
     exact: bool,
+    max_input_bytes: int,
+    max_objects: int,
     trace_spec: str | None,
     **trace_values: Any,
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
     from kubesched.cli import render
+    from kubesched.cli.input_warnings import warning_lines
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
     from kubesched.sim.simulation import DEFAULT_HORIZON
@@ -141,20 +160,36 @@ def simulate(
 
     horizon = DEFAULT_HORIZON
     _trace = None
-    if trace_spec is None:
-        if not files:
-            fail_input("-f: required (or --trace)")
-        scenario = load_scenario(list(files), config_file=config_file, stdin=sys.stdin)
-    else:
-        options = trace_commands.import_options(seed, **trace_values)
-        scenario, _trace, horizon = trace_commands.load_trace_scenario(
-            trace_spec, options, files=files, config_file=config_file, stdin=sys.stdin
-        )
+    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
+    if trace_spec is None and not files:
+        fail_input("-f: required (or --trace)")
+    try:
+        if trace_spec is None:
+            scenario = load_scenario(
+                list(files), config_file=config_file, stdin=sys.stdin, limits=limits
+            )
+        else:
+            options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
+            scenario, _trace, horizon = trace_commands.load_trace_scenario(
+                trace_spec,
+                options,
+                files=files,
+                config_file=config_file,
+                stdin=sys.stdin,
+                limits=limits,
+            )
+    except MemoryError:
+        # Within the caps, yet more than this process may use (a ulimit, a small machine).
+        raise InputError(
+            "out of memory reading the input (lower --max-input-bytes or --max-objects)"
+        ) from None
     if scenario.ignored:
         items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = ", ".join(f"{n} {k}" for k, n in items)
         total = sum(scenario.ignored.values())
         click.echo(f"ignored {total} objects: {parts}", err=True)
+    for line in warning_lines(scenario):
+        click.echo(f"warning: {line}", err=True)
     started = time.perf_counter()
     end = horizon if until is None else min(until, horizon)
     if _trace is not None:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
+from kubesched.api.input_limits import DEFAULT_MAX_INPUT_BYTES, InputLimits
+from kubesched.cli.params import SizeType
 from kubesched.sim.traces import (
     GPU_SHARE_MODES,
     GPU_SHARE_ROUND_UP,
@@ -148,10 +150,13 @@ def trace_options(*, seed: bool) -> Callable[[F], F]:
     return apply
 
 
-def import_options(seed: int, **values: Any) -> ImportOptions:
+def import_options(
+    seed: int, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES, **values: Any
+) -> ImportOptions:
     """The ImportOptions of the values :func:`trace_options` parsed (keyword names as
-    in :data:`OPTION_NAMES`)."""
+    in :data:`OPTION_NAMES`) and of ``--max-input-bytes``."""
     return ImportOptions(
+        max_input_bytes=max_input_bytes,
         seed=seed,
         limit=values["limit"],
         sample=values["sample"],
@@ -176,12 +181,20 @@ def import_options(seed: int, **values: Any) -> ImportOptions:
     metavar="DIR",
     help="Write nodes.yaml, priorityclasses.yaml and pods.yaml into DIR.",
 )
+@click.option(
+    "--max-input-bytes",
+    default="512Mi",
+    show_default=True,
+    type=SizeType(),
+    help="Refuse trace files larger than this together (bytes, or a quantity: 1Gi).",
+)
 @trace_options(seed=True)
 def import_(
     format_name: str,
     paths: tuple[str, ...],
     to_stdout: bool,
     output_dir: str | None,
+    max_input_bytes: int,
     seed: int,
     **values: Any,
 ) -> None:
@@ -199,7 +212,8 @@ def import_(
             f'unknown trace format "{format_name}"; known: {", ".join(format_names())}',
             param_hint="FORMAT",
         )
-    trace = get_format(format_name).load(list(paths), import_options(seed, **values))
+    options = import_options(seed, max_input_bytes, **values)
+    trace = get_format(format_name).load(list(paths), options)
     if to_stdout:
         write_yaml(trace, click.get_text_stream("stdout"))
     else:
@@ -216,10 +230,12 @@ def load_trace_scenario(
     files: Sequence[str] = (),
     config_file: str | None = None,
     stdin: TextIO | None = None,
+    limits: InputLimits | None = None,
 ) -> tuple[Scenario, TraceObjects, int]:
     """``--trace FORMAT:PATH,...`` -> (Scenario, trace, horizon).
 
-    ``files`` (``-f``) and ``config_file`` are loaded as ``simulate`` loads them and
+    ``files`` (``-f``) and ``config_file`` are loaded as ``simulate`` loads them
+    (within ``limits``) and
     the trace's objects are added after them; the horizon follows the trace
     (``traces.replay.horizon``: its last event plus its span, at least a day).
     Prints the import summary line on stderr.
@@ -231,7 +247,9 @@ def load_trace_scenario(
     trace = fmt.load(paths, options)
     base = None
     if files or config_file is not None:
-        base = load_scenario(list(files), config_file=config_file, stdin=stdin)
+        base = load_scenario(
+            list(files), config_file=config_file, stdin=stdin, limits=limits or InputLimits()
+        )
     scenario = build_scenario(trace, base=base)
     click.echo(trace.stats.line(), err=True)
     return scenario, trace, horizon(trace)

@@ -28,12 +28,15 @@ from kubesched.api.admission import SYSTEM_PRIORITY_CLASSES, PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_LIMITS, InputLimits
 from kubesched.api.load import (
+    STDIN_SOURCE,
     Loaded,
     LoadResult,
     load_objects,
     read_documents,
 )
+from kubesched.api.sim_annotations import CREATE_AT, DELETE_AT, RUN_FOR
 from kubesched.api.types import (
     LABEL_HOSTNAME,
     LabelSelector,
@@ -52,10 +55,6 @@ from kubesched.sim.engine import PRIO_ADMISSION
 from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
-
-CREATE_AT = "kubesched.io/create-at"
-DELETE_AT = "kubesched.io/delete-at"
-RUN_FOR = "kubesched.io/run-for"
 
 
 @dataclass(slots=True)
@@ -77,9 +76,14 @@ class Item:
 
 @dataclass(slots=True)
 class Scenario:
+    """``ignored``/``unmodelled``/``skipped_claims`` are what loading left out
+    (``kubesched.api.load.LoadResult``), for the CLI's summary and warning lines."""
+
     config: SchedulerConfig
     items: list[Item]
     ignored: Counter[str] = field(default_factory=Counter)
+    unmodelled: Counter[str] = field(default_factory=Counter)
+    skipped_claims: list[str] = field(default_factory=list)
 
     @property
     def classes(self) -> list[PriorityClass]:
@@ -132,10 +136,15 @@ def load_scenario(
     *,
     config_file: str | None = None,
     stdin: TextIO | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> Scenario:
-    """Read, check and order the inputs; raises InputError for bad input."""
-    docs = read_documents(paths, stdin)
-    result = load_objects(docs)
+    """Read, check and order the inputs; raises InputError for bad input, and for
+    no objects at all (kubectl's ``no objects passed to apply``)."""
+    docs = read_documents(paths, stdin, limits=limits)
+    if not docs:
+        named = ", ".join(STDIN_SOURCE if p == "-" else p for p in paths)
+        raise InputError("no objects passed to apply", source=named or None)
+    result = load_objects(docs, limits=limits)
     config = _config(result, config_file, in_tree_registry().keys())
     return scenario_from_result(result, config)
 
@@ -155,12 +164,16 @@ def scenario_from_result(
         items: list[Item] = []
         first = 0
         ignored = Counter(result.ignored)
+        unmodelled = Counter(result.unmodelled)
+        skipped = list(result.skipped_claims)
         node_names = set()
     else:
         config = base.config
         items = list(base.items)
         first = max((i.order for i in items), default=-1) + 1
         ignored = Counter(base.ignored) + Counter(result.ignored)
+        unmodelled = Counter(base.unmodelled) + Counter(result.unmodelled)
+        skipped = [*base.skipped_claims, *result.skipped_claims]
         node_names = {i.obj.name for i in items if isinstance(i.obj, Node)}
     node_names |= {o.obj.name for o in result.of_type(Node)}
     for order, loaded in enumerate(result.objects, start=first):
@@ -204,7 +217,7 @@ def scenario_from_result(
         )
     _rebase_times(items)
     items.sort(key=lambda i: (i.create_at, i.order))
-    scenario = Scenario(config, items, ignored)
+    scenario = Scenario(config, items, ignored, unmodelled, skipped)
     _admit_new_items(scenario)
     return scenario
 

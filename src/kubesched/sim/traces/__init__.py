@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import Final, Protocol
 
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_MAX_INPUT_BYTES
 from kubesched.api.types import Node, Pod, PriorityClass
 
 __all__ = [
@@ -86,6 +87,8 @@ class ImportOptions:
     - ``no_deletions``: pods get only ``create-at``: they never finish nor get
       deleted, so the cluster fills up (the "schedule until full" experiments
       traces like openb were published with).
+    - ``max_input_bytes``: the most the trace's files may hold together
+      (``kubesched.api.input_limits``; ``--max-input-bytes``).
     """
 
     seed: int = 0
@@ -98,6 +101,7 @@ class ImportOptions:
     priorities: Mapping[str, TierPriority] = field(default_factory=dict)
     max_pods: int = 110
     no_deletions: bool = False
+    max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES
 
 
 @dataclass(slots=True)

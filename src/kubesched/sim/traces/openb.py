@@ -32,6 +32,7 @@ Mapping, in short:
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ from typing import Final
 from kubesched.api.convert import check_dns_subdomain
 from kubesched.api.duration import format_duration
 from kubesched.api.errors import InputError
+from kubesched.api.input_limits import InputLimits, ReadBudget, read_file
+from kubesched.api.sim_annotations import CREATE_AT, DELETE_AT, RUN_FOR
 from kubesched.api.types import (
     CPU,
     MEMORY,
@@ -77,9 +80,6 @@ LABEL_QOS: Final = "openb.alibaba.com/qos"
 NAMESPACE: Final = "default"
 CONTAINER: Final = "main"
 IMAGE: Final = "registry.k8s.io/pause:3.10"
-CREATE_AT: Final = "kubesched.io/create-at"
-DELETE_AT: Final = "kubesched.io/delete-at"
-RUN_FOR: Final = "kubesched.io/run-for"
 MIB: Final = 1 << 20
 WHOLE_GPU_MILLI: Final = 1000
 
@@ -125,15 +125,14 @@ class _Table:
     """Data rows; row i is line i + 2 of the file."""
 
 
-def _read_table(path: str) -> _Table:
+def _read_table(path: str, budget: ReadBudget) -> _Table:
+    # Read within the input cap first: csv alone would read /dev/zero forever.
+    text = read_file(path, budget)
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            rows = [r for r in reader if r]
-    except FileNotFoundError:
-        raise InputError("no such file or directory", source=path) from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        rows = [r for r in reader if r]
+    except csv.Error as err:
         raise InputError(" ".join(str(err).split()), source=path) from None
     if header is None:
         raise InputError("empty file: expected a CSV header", source=path)
@@ -174,14 +173,15 @@ def _expand(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _tables(paths: Sequence[str]) -> tuple[_Table, _Table]:
+def _tables(paths: Sequence[str], max_input_bytes: int) -> tuple[_Table, _Table]:
     """The node and the pod table, told apart by their headers (any order)."""
     files = _expand(paths)
     if len(files) != 2:
         raise InputError(
             f"openb needs two CSV files (nodes and pods) or their directory, got {len(files)}"
         )
-    tables = [_read_table(p) for p in files]
+    budget = ReadBudget(InputLimits(max_input_bytes=max_input_bytes))
+    tables = [_read_table(p, budget) for p in files]
     nodes = [t for t in tables if _is_nodes(t)]
     pods = [t for t in tables if _is_pods(t)]
     if len(nodes) != 1 or len(pods) != 1:
@@ -428,7 +428,7 @@ class OpenB:
                 f'unknown mode "{options.gpu_share}"; one of: {", ".join(GPU_SHARE_MODES)}',
                 field="--gpu-share",
             )
-        node_table, pod_table = _tables(paths)
+        node_table, pod_table = _tables(paths, options.max_input_bytes)
         milli = options.gpu_share == GPU_SHARE_MILLI
         nodes = resize_nodes(_nodes(node_table, options, milli), options, NAME)
         tiers = _priority_map(options)

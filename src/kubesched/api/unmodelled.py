@@ -1,0 +1,63 @@
+"""Kinds that change what the scheduler would do, but that kubesched does not model.
+
+Who calls it: ``kubesched.api.load`` counts such objects apart from the kinds it
+ignores, and the CLI names them in one warning line on stderr::
+
+    warning: 3 objects that can change scheduling are not modelled: 2 LimitRange, 1 ResourceQuota
+
+Each entry is ``kind: (API group, why it matters to scheduling)``, one line each:
+delete a kind's line when it gets modelled. (``load`` acts on the kinds of
+``load.KINDS`` before looking here, so a forgotten line is harmless.)
+
+Left out on purpose: ``Service`` (it feeds only PodTopologySpread's system-default
+spreading selector, a score; and the ``ignored`` summary line of the interface
+contract counts Services), ``HorizontalPodAutoscaler`` (it changes replica counts
+over time, not a scheduling decision), ``Workload``/``PodGroup`` (alpha, gated
+off by default in v1.36).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+UNMODELLED: Final[Mapping[str, tuple[str, str]]] = {
+    "ResourceQuota": ("", "quota admission refuses pods beyond the namespace's quota"),
+    "LimitRange": ("", "LimitRanger admission sets default requests and limits"),
+    "RuntimeClass": ("node.k8s.io", "adds pod overhead, a node selector and tolerations"),
+    "ReplicationController": ("", "its controller creates pods"),
+    "StatefulSet": ("apps", "its controller creates pods"),
+    "DaemonSet": ("apps", "its controller creates a pod per node"),
+    "Job": ("batch", "its controller creates pods"),
+    "CronJob": ("batch", "its controller creates Jobs"),
+    "PersistentVolumeClaim": ("", "the volume plugins filter nodes by claims"),
+    "PersistentVolume": ("", "VolumeBinding and VolumeZone filter nodes by volumes"),
+    "StorageClass": ("storage.k8s.io", "VolumeBinding delays or restricts binding"),
+    "CSINode": ("storage.k8s.io", "NodeVolumeLimits counts attachable volumes"),
+    "CSIDriver": ("storage.k8s.io", "NodeVolumeLimits and VolumeBinding read it"),
+    "CSIStorageCapacity": ("storage.k8s.io", "VolumeBinding checks storage capacity"),
+    "VolumeAttachment": ("storage.k8s.io", "NodeVolumeLimits counts attached volumes"),
+    "ResourceClaim": ("resource.k8s.io", "DynamicResources allocates devices"),
+    "ResourceClaimTemplate": ("resource.k8s.io", "DynamicResources allocates devices"),
+    "DeviceClass": ("resource.k8s.io", "DynamicResources allocates devices"),
+    "ResourceSlice": ("resource.k8s.io", "DynamicResources allocates devices"),
+    "DeviceTaintRule": ("resource.k8s.io", "DynamicResources honours device taints"),
+}
+
+
+def is_unmodelled(kind: str, group: str) -> bool:
+    """Whether ``kind`` in API ``group`` is in :data:`UNMODELLED`."""
+    entry = UNMODELLED.get(kind)
+    return entry is not None and entry[0] == group
+
+
+def unmodelled_summary(counts: Mapping[str, int]) -> str:
+    """``3 objects that can change scheduling are not modelled: 2 LimitRange, 1
+    ResourceQuota`` (most first, then by name), or "" when there are none."""
+    if not counts:
+        return ""
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    noun = "object that can" if total == 1 else "objects that can"
+    verb = "is" if total == 1 else "are"
+    return f"{total} {noun} change scheduling {verb} not modelled: {parts}"
