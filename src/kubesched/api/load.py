@@ -29,10 +29,11 @@ from typing import Any, Final, Generic, TextIO, TypeVar
 
 import yaml
 
-from kubesched.api import convert
+from kubesched.api import convert, convert_storage
 from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
+from kubesched.api.storage import PersistentVolumeClaim
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 
 __all__ = [
@@ -321,7 +322,14 @@ def read_documents(paths: Sequence[str], stdin: TextIO | None = None) -> list[Do
 T = TypeVar("T")
 
 LoadedObject = (
-    Pod | Node | PriorityClass | PodDisruptionBudget | Namespace | Workload | dict[str, Any]
+    Pod
+    | Node
+    | PriorityClass
+    | PodDisruptionBudget
+    | Namespace
+    | Workload
+    | convert_storage.StorageObject
+    | dict[str, Any]
 )
 
 
@@ -378,8 +386,11 @@ KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "Deployment": ("apps", ("v1",)),
     "ReplicaSet": ("apps", ("v1",)),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io", ("v1",)),
+    **convert_storage.KINDS,
 }
-CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+CLUSTER_SCOPED: Final = frozenset(
+    {"Node", "Namespace", "PriorityClass", *convert_storage.CLUSTER_SCOPED}
+)
 
 
 def _obj_label(kind: str, raw: Mapping[str, Any], index: int) -> str:
@@ -439,14 +450,16 @@ def _convert(kind: str, raw: Mapping[str, Any], doc: Document) -> Loaded[LoadedO
         return loaded(*convert.convert_namespace(raw))
     if kind in ("Deployment", "ReplicaSet"):
         return loaded(*convert.convert_workload(raw, kind))
+    if kind in convert_storage.KINDS:
+        return loaded(*convert_storage.convert_storage_object(kind, raw))
     # KubeSchedulerConfiguration: kept raw for kubesched.scheduler.config.
     return loaded(dict(raw), {})
 
 
 def _identity(kind: str, obj: LoadedObject) -> tuple[str, str, str]:
-    if isinstance(obj, Pod | PodDisruptionBudget | Workload):
+    if isinstance(obj, Pod | PodDisruptionBudget | Workload | PersistentVolumeClaim):
         return kind, obj.namespace, obj.name
-    if isinstance(obj, Node | PriorityClass | Namespace):
+    if not isinstance(obj, dict):
         return kind, "", obj.name
     return kind, "", ""  # the scheduler configuration is a singleton
 

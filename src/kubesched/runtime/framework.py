@@ -167,7 +167,10 @@ class Framework:
         self.bind_plugins = [p for p in point(BIND) if isinstance(p, BindPlugin)]
         self.post_bind_plugins = [p for p in point(POST_BIND) if isinstance(p, PostBindPlugin)]
         # isinstance on Protocols is slow: decide once which plugins have vector forms.
-        self._vector_filters = all(isinstance(p, VectorFilterPlugin) for p in self.filter_plugins)
+        self._non_vector_filters = frozenset(
+            p.name for p in self.filter_plugins if not isinstance(p, VectorFilterPlugin)
+        )
+        self._vector_by_skip: dict[frozenset[str], bool] = {}
         self._vector_scorers = frozenset(
             p.name for p in self.score_plugins if isinstance(p, VectorScorePlugin)
         )
@@ -413,7 +416,7 @@ class Framework:
     ) -> tuple[np.ndarray, list[Status]] | None:
         """All filter plugins over all table rows, without nominated pods:
         (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        if self.force_exact or not self._vector_filters:
+        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
         result = np.full(table.capacity, -1, dtype=np.int32)
@@ -447,7 +450,7 @@ class Framework:
         verdicts are computed once per cycle (kept in ``memo``) and indexed.
         The returned index may be a shared read-only array. None if some plugin
         cannot vectorise."""
-        if self.force_exact or not self._vector_filters:
+        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
         skip = state.skip_filter_plugins
@@ -487,6 +490,17 @@ class Framework:
         if result is None:
             return pass_index(len(rows)), statuses
         return result, statuses
+
+    def _vector_filters(self, skip: frozenset[str]) -> bool:
+        """Every filter not skipped for this cycle has a vector form. Plugins
+        without one (the volume plugins) then cost nothing on the vector path for
+        pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        if not self._non_vector_filters:
+            return True
+        got = self._vector_by_skip.get(skip)
+        if got is None:
+            got = self._vector_by_skip[skip] = self._non_vector_filters <= skip
+        return got
 
     def _stamp(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
         """``[s.with_plugin(plugin) for s in statuses]``, reusing earlier stamps."""
