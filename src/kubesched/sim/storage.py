@@ -221,6 +221,23 @@ class Storage:
                     return True
         return False
 
+    def update(self, obj: StorageObject) -> None:
+        """Replace an existing object by a changed one (an API update); KeyError
+        when it does not exist."""
+        if isinstance(obj, PersistentVolumeClaim):
+            self.update_pvc(obj)
+        elif isinstance(obj, PersistentVolume):
+            self.update_pv(obj)
+        elif isinstance(obj, StorageClass):
+            old_sc = self.classes[obj.name]
+            self.classes[obj.name] = obj
+            self._emit(STORAGE_CLASS, "update", old_sc, obj)
+            self._sync_pending_claims()
+        else:
+            old_csi = self.csi_nodes[obj.name]
+            self.csi_nodes[obj.name] = obj
+            self._emit(CSI_NODE, "update", old_csi, obj)
+
     # ------------------------------------------------------------------ API writes
     def update_pv(self, pv: PersistentVolume) -> None:
         """PUT a volume; KeyError when it does not exist."""
