@@ -483,11 +483,11 @@ class Storage:
         pass
 
     def on_pod_add(self, pod: Pod) -> None:
-        if any(v.template is not None for v in pod.spec.volumes):
+        if pod.spec.volumes:
             self.pod_added(pod)
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
-        if new.phase in (SUCCEEDED, FAILED) and old.phase not in (SUCCEEDED, FAILED):
+        if new.phase != old.phase and new.phase in (SUCCEEDED, FAILED) and new.spec.volumes:
             self.pod_released()
 
     def on_pod_delete(self, pod: Pod) -> None:

@@ -84,6 +84,11 @@ class StateData:
         return self
 
 
+_NO_CLAIMS: Final = StateData(all_bound=True)
+"""The state of every pod without claims (upstream writes an empty stateData and
+Reserve finds every volume bound): shared, never changed."""
+
+
 class VolumeBinding:
     """PreFilter, Filter, PreScore, Score, Reserve and PreBind plugin. Its args
     (VolumeBindingArgs) are validated by the configuration; ``bindTimeoutSeconds``
@@ -133,14 +138,14 @@ class VolumeBinding:
     ) -> tuple[PreFilterResult | None, Status]:
         p = pod.pod
         if not p.spec.volumes:
-            state.write(STATE_KEY, StateData())
+            state.write(STATE_KEY, _NO_CLAIMS)
             return None, SKIP
         storage = self._storage()
         has, reason = pod_has_pvcs(p, storage)
         if reason is not None:
             return None, unresolvable(reason)
         if not has:
-            state.write(STATE_KEY, StateData())
+            state.write(STATE_KEY, _NO_CLAIMS)
             return None, SKIP
         try:
             claims = get_pod_volume_claims(p, storage)
@@ -190,6 +195,8 @@ class VolumeBinding:
     # ------------------------------------------------------------------ binding cycle
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         s = _state(state)
+        if s is _NO_CLAIMS:
+            return SUCCESS
         if isinstance(s, Status):
             return s
         volumes = s.by_node.get(node_name)
