@@ -561,9 +561,9 @@ def test_registered_events() -> None:
     ]
     add_update = ActionType.ADD | ActionType.UPDATE
     assert got == [
-        ("StorageClass", add_update, True),
+        ("storage.k8s.io/StorageClass", add_update, True),
         ("PersistentVolumeClaim", add_update, True),
         ("PersistentVolume", add_update, False),
         ("Node", ActionType.ADD | ActionType.UPDATE_NODE_LABEL, False),
-        ("CSINode", add_update, True),
+        ("storage.k8s.io/CSINode", add_update, True),
     ]

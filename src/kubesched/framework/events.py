@@ -80,8 +80,8 @@ class EventResource:
     NODE: Final = "Node"
     PERSISTENT_VOLUME: Final = "PersistentVolume"
     PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
-    STORAGE_CLASS: Final = "StorageClass"
-    CSI_NODE: Final = "CSINode"
+    STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
+    CSI_NODE: Final = "storage.k8s.io/CSINode"
     WILDCARD: Final = "*"
 
 

@@ -79,11 +79,13 @@ from kubesched.api.volume_helpers import (
     is_volume_bound_to_claim,
     volume_class,
 )
+from kubesched.framework.events import EventResource
 
-PVC: Final = "PersistentVolumeClaim"
-PV: Final = "PersistentVolume"
-STORAGE_CLASS: Final = "StorageClass"
-CSI_NODE: Final = "CSINode"
+# The resources of the watch events (upstream's EventResource names).
+PVC: Final = EventResource.PERSISTENT_VOLUME_CLAIM
+PV: Final = EventResource.PERSISTENT_VOLUME
+STORAGE_CLASS: Final = EventResource.STORAGE_CLASS
+CSI_NODE: Final = EventResource.CSI_NODE
 
 StorageObject = PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
 
