@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from kubesched.api.convert import (
     Raw,
+    _owner_reference,  # the Pod's reader
     as_map,
     check_dns_label,
     check_dns_subdomain,
@@ -76,7 +77,7 @@ from kubesched.api.storage import (
     TopologySelectorRequirement,
     TopologySelectorTerm,
 )
-from kubesched.api.types import NodeSelector, OwnerReference
+from kubesched.api.types import NodeSelector
 
 POD_VOLUME_SOURCES: Final = (
     "emptyDir",
@@ -177,16 +178,6 @@ def _class_name(raw: Raw, path: str) -> str | None:
     if name:
         check_dns_subdomain(name, child(path, "storageClassName"))
     return name
-
-
-def _owner_reference(raw: Raw, path: str) -> OwnerReference:
-    return OwnerReference(
-        api_version=get_str(raw, "apiVersion", path),
-        kind=get_str(raw, "kind", path),
-        name=get_str(raw, "name", path),
-        uid=get_str(raw, "uid", path),
-        controller=get_bool(raw, "controller", path),
-    )
 
 
 def _claim_spec(raw: Raw, path: str) -> ClaimTemplate:

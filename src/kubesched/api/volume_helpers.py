@@ -18,6 +18,7 @@ from kubesched.api.storage import (
     ANN_BETA_STORAGE_CLASS,
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
+    PVC_SOURCE,
     VOLUME_AVAILABLE,
     ClaimReference,
     PersistentVolume,
@@ -207,15 +208,19 @@ def volume_is_for_pod(pod: Pod, claim: PersistentVolumeClaim) -> str | None:
     )
 
 
-def pod_claim_names(pod: Pod) -> list[tuple[str, bool]]:
-    """(claim name, is ephemeral) of every volume backed by a claim, in volume order."""
-    out: list[tuple[str, bool]] = []
+def pod_uses_claim(pod: Pod, claim: PersistentVolumeClaim, *, ephemeral: bool = True) -> bool:
+    """The claim, in the pod's namespace, is one of the pod's ``persistentVolumeClaim``
+    volumes (or, with ``ephemeral``, the claim of one of its ``ephemeral`` volumes):
+    what the volume plugins' claim hints ask."""
+    if claim.namespace != pod.namespace:
+        return False
     for v in pod.spec.volumes:
-        if v.template is not None:
-            out.append((ephemeral_claim_name(pod, v), True))
-        elif v.claim_name or v.source == "persistentVolumeClaim":
-            out.append((v.claim_name, False))
-    return out
+        if v.source == PVC_SOURCE:
+            if v.claim_name == claim.name:
+                return True
+        elif ephemeral and v.template is not None and ephemeral_claim_name(pod, v) == claim.name:
+            return True
+    return False
 
 
 def csi_attach_limit_key(driver: str) -> str:

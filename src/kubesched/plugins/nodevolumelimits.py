@@ -42,6 +42,7 @@ from kubesched.api.volume_helpers import (
     claim_class,
     csi_attach_limit_key,
     ephemeral_claim_name,
+    pod_uses_claim,
     volume_is_for_pod,
 )
 from kubesched.framework.config import PluginArgs
@@ -311,15 +312,4 @@ def is_schedulable_after_pvc_added(pod: Pod, old: EventObject, new: EventObject)
     """QUEUE when the new claim is one of the pod's (by name, ephemeral ones included)."""
     if not isinstance(new, PersistentVolumeClaim):
         return QueueingHint.QUEUE
-    if new.namespace != pod.namespace:
-        return QueueingHint.SKIP
-    for v in pod.spec.volumes:
-        if v.source == PVC_SOURCE:
-            name = v.claim_name
-        elif v.template is not None:
-            name = ephemeral_claim_name(pod, v)
-        else:
-            continue
-        if name == new.name:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return QueueingHint.QUEUE if pod_uses_claim(pod, new) else QueueingHint.SKIP

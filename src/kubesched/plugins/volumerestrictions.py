@@ -35,6 +35,7 @@ from kubesched.api.storage import (
     PodVolume,
 )
 from kubesched.api.types import Pod
+from kubesched.api.volume_helpers import pod_uses_claim
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -232,12 +233,7 @@ def is_schedulable_after_pvc_added(pod: Pod, old: EventObject, new: EventObject)
     """QUEUE when the new claim, in the pod's namespace, is one of its claims."""
     if not isinstance(new, PersistentVolumeClaim):
         return QueueingHint.QUEUE
-    if new.namespace != pod.namespace:
-        return QueueingHint.SKIP
-    for v in pod.spec.volumes:
-        if v.source == PVC_SOURCE and v.claim_name == new.name:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return QueueingHint.QUEUE if pod_uses_claim(pod, new, ephemeral=False) else QueueingHint.SKIP
 
 
 def is_schedulable_after_pod_deleted(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:

@@ -33,7 +33,7 @@ from kubesched.api.types import (
     LABEL_ZONE_BETA,
     Pod,
 )
-from kubesched.api.volume_helpers import claim_class, label_zones_to_set
+from kubesched.api.volume_helpers import claim_class, label_zones_to_set, pod_uses_claim
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
@@ -211,12 +211,7 @@ def is_schedulable_after_pvc_change(pod: Pod, old: EventObject, new: EventObject
     """QUEUE when the claim is one of the pod's ``persistentVolumeClaim`` volumes."""
     if not isinstance(new, PersistentVolumeClaim):
         return QueueingHint.QUEUE
-    if new.namespace != pod.namespace:
-        return QueueingHint.SKIP
-    for v in pod.spec.volumes:
-        if v.source == PVC_SOURCE and v.claim_name == new.name:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return QueueingHint.QUEUE if pod_uses_claim(pod, new, ephemeral=False) else QueueingHint.SKIP
 
 
 def is_schedulable_after_pv_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:

@@ -77,6 +77,7 @@ from kubesched.api.volume_helpers import (
     find_matching_volume,
     is_claim_fully_bound,
     is_volume_bound_to_claim,
+    pod_uses_claim,
     volume_class,
 )
 from kubesched.framework.events import EventResource
@@ -212,16 +213,10 @@ class Storage:
 
     def _claim_in_use(self, pvc: PersistentVolumeClaim) -> bool:
         """PVC protection: a scheduled pod that has not finished uses the claim."""
-        for pod in self._pods():
-            if not pod.node_name or pod.phase in (SUCCEEDED, FAILED):
-                continue
-            if pod.namespace != pvc.namespace:
-                continue
-            for v in pod.spec.volumes:
-                name = ephemeral_claim_name(pod, v) if v.template is not None else v.claim_name
-                if name == pvc.name and (v.template is not None or v.claim_name):
-                    return True
-        return False
+        return any(
+            pod.node_name and pod.phase not in (SUCCEEDED, FAILED) and pod_uses_claim(pod, pvc)
+            for pod in self._pods()
+        )
 
     def update(self, obj: StorageObject) -> None:
         """Replace an existing object by a changed one (an API update); KeyError

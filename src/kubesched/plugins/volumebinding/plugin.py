@@ -27,7 +27,6 @@ from typing import Final
 from kubesched.api.storage import (
     ANN_MIGRATED_PLUGINS,
     ANN_SELECTED_NODE,
-    PVC_SOURCE,
     CSINode,
     PersistentVolumeClaim,
     StorageClass,
@@ -35,8 +34,8 @@ from kubesched.api.storage import (
 from kubesched.api.types import Node, Pod
 from kubesched.api.volume_helpers import (
     check_node_affinity,
-    ephemeral_claim_name,
     is_claim_fully_bound,
+    pod_uses_claim,
 )
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
@@ -316,18 +315,7 @@ def is_schedulable_after_pvc_change(pod: Pod, old: EventObject, new: EventObject
     (ephemeral ones included)."""
     if not isinstance(new, PersistentVolumeClaim):
         return QueueingHint.QUEUE
-    if new.namespace != pod.namespace:
-        return QueueingHint.SKIP
-    for v in pod.spec.volumes:
-        if v.source == PVC_SOURCE:
-            name = v.claim_name
-        elif v.template is not None:
-            name = ephemeral_claim_name(pod, v)
-        else:
-            continue
-        if name == new.name:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return QueueingHint.QUEUE if pod_uses_claim(pod, new) else QueueingHint.SKIP
 
 
 def is_schedulable_after_csi_node_change(
