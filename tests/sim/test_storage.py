@@ -260,3 +260,15 @@ def test_pvc_protection_and_the_ephemeral_volume_controller() -> None:
     assert s.get_pvc("default", "p-scratch") is None
     assert s.get_pv(f"pvc-{eph.uid}") is None
     assert ("PersistentVolumeClaim", "delete", "default/p-scratch") in log.log
+
+
+def test_a_claim_dumped_while_terminating_goes_unless_a_pod_uses_it() -> None:
+    c, _ = cluster()
+    s = c.volumes
+    c.create_node(make_node("n1").obj())
+    c.create_pod(make_pod("user").pvc("kept").node("n1").obj())
+    s.create(replace(make_pvc("gone", "", uid=""), deletion_timestamp=1))
+    s.create(replace(make_pvc("kept", "", uid=""), deletion_timestamp=1))
+    assert s.get_pvc("default", "gone") is None
+    kept = s.get_pvc("default", "kept")
+    assert kept is not None and kept.deletion_timestamp is not None

@@ -187,6 +187,9 @@ class Storage:
                 pvc = replace(pvc, storage_class_name=default.name)
         self.pvcs[pvc.key] = pvc
         self._emit(PVC, "add", None, pvc)
+        if pvc.deletion_timestamp is not None:
+            self.delete_pvc(pvc.key)  # dumped while terminating: protection decides
+            return
         self._sync_claim(pvc)
 
     def default_class(self) -> StorageClass | None:
