@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kubesched.api.storage import PodVolume
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import VectorFilterPlugin
 from kubesched.framework.snapshot import build_table
@@ -61,3 +62,17 @@ def test_a_pod_with_a_claim_takes_the_per_node_path() -> None:
     rows = np.arange(4, dtype=np.int64)
     assert fwk.filter_rows(state, pod, rows, {}) is None
     assert not fwk.what_if_supported(state)
+
+
+def test_a_pod_with_only_config_volumes_skips_them_too() -> None:
+    """configMap / secret / emptyDir volumes need none of the volume plugins."""
+    fwk = _framework(FakeStorage())
+    state = CycleState()
+    b = make_pod("p")
+    for name, source in (("cfg", "configMap"), ("tok", "secret"), ("tmp", "emptyDir")):
+        b = b.volume(PodVolume(name, source))
+    pod = PodInfo(b.obj())
+    _, s, _ = fwk.run_pre_filter_plugins(state, pod)
+    assert s.is_success()
+    assert state.skip_filter_plugins >= VOLUME_PLUGINS
+    assert fwk.filter_rows(state, pod, np.arange(4, dtype=np.int64), {}) is not None
