@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from kubesched.api.quantity import parse_resource_list
+from kubesched.api.storage import PodVolume
 from kubesched.api.types import (
     Affinity,
     Container,
@@ -194,6 +195,13 @@ class PodBuilder:
 
     def scheduler_name(self, name: str) -> PodBuilder:
         return self._with(scheduler_name=name)
+
+    def volume(self, v: PodVolume) -> PodBuilder:
+        return self._with(volumes=(*self._spec.volumes, v))
+
+    def pvc(self, claim_name: str) -> PodBuilder:
+        """A ``persistentVolumeClaim`` volume named after the claim (upstream st.PVC)."""
+        return self.volume(PodVolume(claim_name, "persistentVolumeClaim", claim_name=claim_name))
 
     def grace(self, seconds: int) -> PodBuilder:
         return self._with(termination_grace_period_seconds=seconds)

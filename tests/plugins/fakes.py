@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
@@ -31,6 +32,7 @@ from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, Event
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from tests.storage_fakes import FakeStorage
 
 # --------------------------------------------------------------------------- ports
 
@@ -59,6 +61,12 @@ class RecordingWriter:
     def delete_pod(self, pod: Pod) -> None:
         raise NotImplementedError
 
+    def update_pv(self, pv: PersistentVolume) -> None:
+        raise NotImplementedError
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        raise NotImplementedError
+
 
 class _NoNominations:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
@@ -85,6 +93,9 @@ class _EmptyReader:
 
     def namespace(self, name: str) -> Namespace | None:
         return None
+
+    def storage(self) -> FakeStorage:
+        return FakeStorage()
 
 
 class FakeHandle:

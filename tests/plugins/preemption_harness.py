@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Namespace, Node, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.config import (
     FILTER,
@@ -57,6 +58,7 @@ from kubesched.plugins.noderesources.fit import Fit
 from kubesched.runtime.framework import Framework, PluginFactory, Services
 from kubesched.scheduler.metrics import Metrics
 from tests.builders import make_node
+from tests.storage_fakes import FakeStorage
 
 SCHEDULER_NAME: Final = "default-scheduler"
 FIT: Final = "NodeResourcesFit"
@@ -143,6 +145,7 @@ class FakeAPI:
     preemptions: list[Recorded] = field(default_factory=list)
     on_call: Callable[[str, Pod], None] | None = None
     """Called before a write is applied (tests use it to look inside a preemption)."""
+    volumes: FakeStorage = field(default_factory=FakeStorage)
 
     @classmethod
     def of(cls, pods: Iterable[Pod], pdbs: Iterable[PodDisruptionBudget] = ()) -> FakeAPI:
@@ -157,6 +160,9 @@ class FakeAPI:
 
     def namespace(self, name: str) -> Namespace | None:
         return None
+
+    def storage(self) -> FakeStorage:
+        return self.volumes
 
     # ClusterWriter
     def _call(self, verb: str, pod: Pod) -> Pod | None:
@@ -193,6 +199,12 @@ class FakeAPI:
         if nominated_node_name is not None:
             new.nominated_node_name = nominated_node_name
         self.pods[new.key] = new
+
+    def update_pv(self, pv: PersistentVolume) -> None:
+        self.volumes.update_pv(pv)
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self.volumes.update_pvc(pvc)
 
     def delete_pod(self, pod: Pod) -> None:
         new = self._call("delete", pod)

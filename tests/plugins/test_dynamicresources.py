@@ -372,7 +372,9 @@ def test_default_profile_expands_dynamic_resources_where_upstream_does() -> None
     assert NAME in names["preFilter"] and NAME in names["filter"]
     assert NAME not in names["preScore"]
     assert (NAME, 2) in [(r.name, r.weight) for r in prof.enabled("score")]
-    assert names["reserve"] == [NAME] and names["preBind"] == [NAME]
+    # VolumeBinding comes first in upstream's default multiPoint list.
+    assert names["reserve"] == ["VolumeBinding", NAME]
+    assert names["preBind"] == ["VolumeBinding", NAME]
 
 
 def test_v1_36_message_of_a_preemption_refused_by_policy_never() -> None:

@@ -21,6 +21,7 @@ from typing import Final
 
 import numpy as np
 
+from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.config import (
     FILTER,
@@ -45,6 +46,7 @@ from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
+from tests.storage_fakes import FakeStorage
 
 # --------------------------------------------------------------------------- ports
 
@@ -60,8 +62,9 @@ class FakeClock:
 class FakeReader:
     """A ClusterReader over a dict of pods keyed ``namespace/name``."""
 
-    def __init__(self, pods: Iterable[Pod] = ()) -> None:
+    def __init__(self, pods: Iterable[Pod] = (), volumes: FakeStorage | None = None) -> None:
         self.pods: dict[str, Pod] = {p.key: p for p in pods}
+        self.volumes = volumes if volumes is not None else FakeStorage()
 
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return self.pods.get(f"{namespace}/{name}")
@@ -71,6 +74,9 @@ class FakeReader:
 
     def namespace(self, name: str) -> Namespace | None:
         return None
+
+    def storage(self) -> FakeStorage:
+        return self.volumes
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +96,7 @@ class RecordingWriter:
         self.binds: list[tuple[str, str]] = []
         self.patches: list[PatchCall] = []
         self.deletes: list[str] = []
+        self.volume_writes: list[tuple[str, str]] = []
 
     def bind(self, pod: Pod, node_name: str) -> None:
         if self.bind_error is not None:
@@ -115,6 +122,16 @@ class RecordingWriter:
         self.deletes.append(pod.key)
         if self.delegate is not None:
             self.delegate.delete_pod(pod)
+
+    def update_pv(self, pv: PersistentVolume) -> None:
+        self.volume_writes.append(("pv", pv.name))
+        if self.delegate is not None:
+            self.delegate.update_pv(pv)
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self.volume_writes.append(("pvc", pvc.key))
+        if self.delegate is not None:
+            self.delegate.update_pvc(pvc)
 
 
 @dataclass(frozen=True, slots=True)

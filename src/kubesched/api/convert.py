@@ -29,6 +29,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.quantity import QuantityError, scheduler_amount
 from kubesched.api.resources import is_supported_pod_level_resource, pod_requests
 from kubesched.api.selectors import label_selector_matches
+from kubesched.api.storage import PodVolume
 from kubesched.api.types import (
     CPU,
     DEFAULT_SCHEDULER_NAME,
@@ -862,6 +863,14 @@ class SpecFields:
     preemption_policy: str | None
 
 
+def _pod_volumes(raw: Raw, path: str) -> tuple[PodVolume, ...]:
+    if raw.get("volumes") in (None, []):
+        return ()
+    from kubesched.api.convert_storage import pod_volumes  # it builds on this module
+
+    return pod_volumes(raw, path)
+
+
 def pod_spec(value: Any, path: str) -> SpecFields:
     """A ``PodSpec`` (of a Pod or a pod template) with pod defaulting applied.
     Resource claims (DRA) are not read: ``kubesched.api.load`` skips pods that
@@ -899,6 +908,7 @@ def pod_spec(value: Any, path: str) -> SpecFields:
         scheduling_gates=_scheduling_gates(raw, path),
         topology_spread_constraints=spread_constraints(raw, path),
         host_network=host_network,
+        volumes=_pod_volumes(raw, path),
     )
     return SpecFields(
         spec=spec,

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TextIO, TypeVar
 
-from kubesched.api import convert, sim_annotations
+from kubesched.api import convert, convert_storage, sim_annotations
 from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
@@ -44,6 +44,7 @@ from kubesched.api.input_limits import (
 )
 from kubesched.api.meta_validation import validate_object
 from kubesched.api.parsing import JSONValueError, parse_json_stream, parse_yaml
+from kubesched.api.storage import PersistentVolumeClaim
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kubesched.api.unmodelled import is_unmodelled
 
@@ -211,7 +212,14 @@ def read_documents(
 T = TypeVar("T")
 
 LoadedObject = (
-    Pod | Node | PriorityClass | PodDisruptionBudget | Namespace | Workload | dict[str, Any]
+    Pod
+    | Node
+    | PriorityClass
+    | PodDisruptionBudget
+    | Namespace
+    | Workload
+    | convert_storage.StorageObject
+    | dict[str, Any]
 )
 
 
@@ -275,8 +283,11 @@ KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "Deployment": ("apps", ("v1",)),
     "ReplicaSet": ("apps", ("v1",)),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io", ("v1",)),
+    **convert_storage.KINDS,
 }
-CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+CLUSTER_SCOPED: Final = frozenset(
+    {"Node", "Namespace", "PriorityClass", *convert_storage.CLUSTER_SCOPED}
+)
 # kind -> API groups that served it once and no longer do (extensions/v1beta1 went
 # in v1.16): an object of such a version is refused as kubectl refuses it.
 REMOVED_GROUPS: Final[Mapping[str, tuple[str, ...]]] = {
@@ -360,14 +371,16 @@ def _convert(kind: str, raw: Mapping[str, Any], doc: Document) -> Loaded[LoadedO
         return loaded(*convert.convert_namespace(raw))
     if kind in ("Deployment", "ReplicaSet"):
         return loaded(*convert.convert_workload(raw, kind))
+    if kind in convert_storage.KINDS:
+        return loaded(*convert_storage.convert_storage_object(kind, raw))
     # KubeSchedulerConfiguration: kept raw for kubesched.scheduler.config.
     return loaded(dict(raw), {})
 
 
 def _identity(kind: str, obj: LoadedObject) -> tuple[str, str, str]:
-    if isinstance(obj, Pod | PodDisruptionBudget | Workload):
+    if isinstance(obj, Pod | PodDisruptionBudget | Workload | PersistentVolumeClaim):
         return kind, obj.namespace, obj.name
-    if isinstance(obj, Node | PriorityClass | Namespace):
+    if not isinstance(obj, dict):
         return kind, "", obj.name
     return kind, "", ""  # the scheduler configuration is a singleton
 

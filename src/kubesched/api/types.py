@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from kubesched.api.storage import PodVolume
 
 ResourceList = Mapping[str, int]
 """Resource name -> amount; ``cpu`` in milli-CPU, everything else in base units."""
@@ -228,6 +231,8 @@ class PodSpec:
     scheduling_gates: tuple[str, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     host_network: bool = False
+    volumes: tuple[PodVolume, ...] = ()
+    """``spec.volumes`` (``kubesched.api.storage.PodVolume``)."""
 
 
 @dataclass(frozen=True, slots=True)

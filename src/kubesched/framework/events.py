@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 from typing import Final
 
+from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubesched.api.types import Node, Pod
 
 
@@ -77,6 +78,10 @@ class EventResource:
     UNSCHEDULED_POD: Final = "UnschedulablePod"
     TARGET_POD: Final = "TargetPod"
     NODE: Final = "Node"
+    PERSISTENT_VOLUME: Final = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
+    STORAGE_CLASS: Final = "storage.k8s.io/StorageClass"
+    CSI_NODE: Final = "storage.k8s.io/CSINode"
     WILDCARD: Final = "*"
 
 
@@ -134,7 +139,7 @@ class QueueingHint(IntEnum):
     QUEUE = 1
 
 
-EventObject = Pod | Node | None
+EventObject = Pod | Node | PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode | None
 QueueingHintFn = Callable[[Pod, EventObject, EventObject], QueueingHint]
 """hint(pod_rejected, old_object, new_object) -> QUEUE or SKIP. Raising counts as QUEUE."""
 

@@ -9,11 +9,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 
 
 class Clock(Protocol):
     def now(self) -> Time: ...
+
+
+class StorageLister(Protocol):
+    """Listers over the storage objects (PersistentVolumeClaim, PersistentVolume,
+    StorageClass and CSINode informer caches upstream). None = not found."""
+
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None: ...
+
+    def get_pv(self, name: str) -> PersistentVolume | None: ...
+
+    def list_pvs(self, storage_class: str) -> Sequence[PersistentVolume]:
+        """The volumes of a class (``GetPersistentVolumeClass``), in creation order."""
+        ...
+
+    def get_storage_class(self, name: str) -> StorageClass | None: ...
+
+    def get_csi_node(self, name: str) -> CSINode | None: ...
 
 
 class ClusterReader(Protocol):
@@ -24,6 +42,10 @@ class ClusterReader(Protocol):
     def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
 
     def namespace(self, name: str) -> Namespace | None: ...
+
+    def storage(self) -> StorageLister:
+        """The storage listers."""
+        ...
 
 
 class ClusterWriter(Protocol):
@@ -44,6 +66,14 @@ class ClusterWriter(Protocol):
 
     def delete_pod(self, pod: Pod) -> None:
         """DELETE with the pod's default grace period (preemption)."""
+
+    def update_pv(self, pv: PersistentVolume) -> None:
+        """PUT a PersistentVolume (the volume binder pre-binds it: ``spec.claimRef``).
+        Raises KeyError when it does not exist."""
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        """PUT a PersistentVolumeClaim (the volume binder sets
+        ``volume.kubernetes.io/selected-node``). Raises KeyError when it does not exist."""
 
 
 class EventRecorder(Protocol):

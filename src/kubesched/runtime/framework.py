@@ -20,6 +20,7 @@ import random
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -167,7 +168,11 @@ class Framework:
         self.bind_plugins = [p for p in point(BIND) if isinstance(p, BindPlugin)]
         self.post_bind_plugins = [p for p in point(POST_BIND) if isinstance(p, PostBindPlugin)]
         # isinstance on Protocols is slow: decide once which plugins have vector forms.
-        self._vector_filters = all(isinstance(p, VectorFilterPlugin) for p in self.filter_plugins)
+        self._non_vector_filters = frozenset(
+            p.name for p in self.filter_plugins if not isinstance(p, VectorFilterPlugin)
+        )
+        self._vector_by_skip: dict[frozenset[str], bool] = {}
+        self._active_filters: dict[frozenset[str], tuple[FilterPlugin, ...]] = {}
         self._vector_scorers = frozenset(
             p.name for p in self.score_plugins if isinstance(p, VectorScorePlugin)
         )
@@ -274,12 +279,14 @@ class Framework:
         plugins_with_nodes: list[str] = []
         skip: set[str] = set()
         ret = SUCCESS
+        table = self.table
         for p in self.pre_filter_plugins:
-            r, s = p.pre_filter(state, pod, self.table)
-            if s.is_skip():
+            r, s = p.pre_filter(state, pod, table)
+            code = s.code
+            if code == _SKIP:
                 skip.add(p.name)
                 continue
-            if not s.is_success():
+            if code != _OK:
                 s = s.with_plugin(p.name)
                 if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     return None, s, []
@@ -344,14 +351,21 @@ class Framework:
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)
 
+    def active_filters(self, skip: frozenset[str]) -> tuple[FilterPlugin, ...]:
+        """The filter plugins not in ``skip``, in order (decided once per distinct
+        set: a plugin skipped at PreFilter then costs nothing per node)."""
+        got = self._active_filters.get(skip)
+        if got is None:
+            got = self._active_filters[skip] = tuple(
+                p for p in self.filter_plugins if p.name not in skip
+            )
+        return got
+
     def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Filters in order; the first non-success is returned with the plugin stamped."""
-        skip = state.skip_filter_plugins
-        for p in self.filter_plugins:
-            if p.name in skip:
-                continue
+        for p in self.active_filters(state.skip_filter_plugins):
             s = p.filter(state, pod, node)
-            if not s.is_success():
+            if s.code != _OK:
                 if not s.is_rejected():
                     return Status(
                         Code.ERROR,
@@ -413,15 +427,12 @@ class Framework:
     ) -> tuple[np.ndarray, list[Status]] | None:
         """All filter plugins over all table rows, without nominated pods:
         (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        if self.force_exact or not self._vector_filters:
+        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
         result = np.full(table.capacity, -1, dtype=np.int32)
         statuses: list[Status] = []
-        skip = state.skip_filter_plugins
-        for p in self.filter_plugins:
-            if p.name in skip:
-                continue
+        for p in self.active_filters(state.skip_filter_plugins):
             v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
             if v is None:
                 return None
@@ -447,17 +458,14 @@ class Framework:
         verdicts are computed once per cycle (kept in ``memo``) and indexed.
         The returned index may be a shared read-only array. None if some plugin
         cannot vectorise."""
-        if self.force_exact or not self._vector_filters:
+        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
-        skip = state.skip_filter_plugins
         row_filters = self._row_filters
         result: npt.NDArray[np.int32] | None = None
         statuses: list[Status] = []
-        for p in self.filter_plugins:
+        for p in self.active_filters(state.skip_filter_plugins):
             name = p.name
-            if name in skip:
-                continue
             rf = row_filters.get(name)
             if rf is not None:
                 v = rf(state, pod, table, rows)
@@ -487,6 +495,17 @@ class Framework:
         if result is None:
             return pass_index(len(rows)), statuses
         return result, statuses
+
+    def _vector_filters(self, skip: frozenset[str]) -> bool:
+        """Every filter not skipped for this cycle has a vector form. Plugins
+        without one (the volume plugins) then cost nothing on the vector path for
+        pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        if not self._non_vector_filters:
+            return True
+        got = self._vector_by_skip.get(skip)
+        if got is None:
+            got = self._vector_by_skip[skip] = self._non_vector_filters <= skip
+        return got
 
     def _stamp(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
         """``[s.with_plugin(plugin) for s in statuses]``, reusing earlier stamps."""
@@ -765,9 +784,10 @@ class Framework:
         skip: set[str] = set()
         for p in self.pre_score_plugins:
             s = p.pre_score(state, pod, nodes)
-            if s.is_skip():
+            code = s.code
+            if code == _SKIP:
                 skip.add(p.name)
-            elif not s.is_success():
+            elif code != _OK:
                 raise ScoreError(f'running PreScore plugin "{p.name}": {s.message()}')
         state.skip_score_plugins = frozenset(skip)
 
@@ -969,6 +989,9 @@ class Framework:
         for p in self.post_bind_plugins:
             p.post_bind(state, pod, node)
 
+
+_OK: Final = Code.SUCCESS
+_SKIP: Final = Code.SKIP
 
 ScorePart = tuple[str, int, IntArray, bool]
 """(plugin, weight, unweighted scores, by_slot): see ``Framework.score_parts``."""

@@ -1,10 +1,10 @@
 """The in-tree registry: upstream plugin name -> factory, for the plugins kubesched implements.
 
-Upstream default-profile plugins that kubesched does not implement (the volume
-plugins, NodeDeclaredFeatures) are dropped from the default profile: they skip
-pods without volumes or declared-feature requirements and change no decision
-or message for them. DynamicResources is kept, modelled for pods without
-resource claims, because its PostFilter shows in FailedScheduling messages.
+Upstream default-profile plugins that kubesched does not implement
+(NodeDeclaredFeatures) are dropped from the default profile: it skips pods
+without declared-feature requirements and changes no decision or message for
+them. DynamicResources is kept, modelled for pods without resource claims,
+because its PostFilter shows in FailedScheduling messages.
 """
 
 from __future__ import annotations
@@ -24,10 +24,14 @@ from kubesched.plugins.nodeports import NodePorts
 from kubesched.plugins.noderesources.balanced_allocation import BalancedAllocation
 from kubesched.plugins.noderesources.fit import Fit
 from kubesched.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.plugins.nodevolumelimits import NodeVolumeLimits
 from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.queuesort import PrioritySort
 from kubesched.plugins.schedulinggates import SchedulingGates
 from kubesched.plugins.tainttoleration import TaintToleration
+from kubesched.plugins.volumebinding import VolumeBinding
+from kubesched.plugins.volumerestrictions import VolumeRestrictions
+from kubesched.plugins.volumezone import VolumeZone
 from kubesched.runtime.framework import PluginFactory
 
 _PLUGINS: tuple[Any, ...] = (
@@ -39,6 +43,10 @@ _PLUGINS: tuple[Any, ...] = (
     NodeAffinity,
     NodePorts,
     Fit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
     PodTopologySpread,
     InterPodAffinity,
     BalancedAllocation,

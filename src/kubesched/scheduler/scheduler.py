@@ -2,8 +2,9 @@
 
 Backends (the simulated cluster, live mode) drive it:
 
-- cluster changes arrive through ``on_node_add/update/delete`` and
-  ``on_pod_add/update/delete`` (what upstream's informer event handlers do);
+- cluster changes arrive through ``on_node_add/update/delete``,
+  ``on_pod_add/update/delete`` and, for the storage kinds,
+  ``on_object_add/update/delete`` (what upstream's informer event handlers do);
 - ``schedule_one()`` pops one pod and runs one full scheduling + binding cycle
   synchronously, writing to the cluster through the ``ClusterWriter`` port;
 - ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
@@ -25,8 +26,10 @@ from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
     NODE_DELETE,
+    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventObject,
 )
 from kubesched.framework.interfaces import QueuedInfo
 from kubesched.framework.nodetable import IntArray, NodeTable
@@ -179,6 +182,27 @@ class Scheduler:
         self.changes += 1
         self.queue.move_all_to_active_or_backoff_queue(NODE_DELETE, node, None)
         self.cache.remove_node(node)
+
+    # ------------------------------------------------------------------ other kinds
+    def on_object_add(self, resource: str, obj: EventObject) -> None:
+        """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was
+        created: ``<resource>/Add`` to the queue (upstream buildEvtResHandler)."""
+        self.changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(
+            ClusterEvent(resource, ActionType.ADD), None, obj
+        )
+
+    def on_object_update(self, resource: str, old: EventObject, new: EventObject) -> None:
+        self.changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(
+            ClusterEvent(resource, ActionType.UPDATE), old, new
+        )
+
+    def on_object_delete(self, resource: str, obj: EventObject) -> None:
+        self.changes += 1
+        self.queue.move_all_to_active_or_backoff_queue(
+            ClusterEvent(resource, ActionType.DELETE), obj, None
+        )
 
     # ------------------------------------------------------------------ pod events
     def on_pod_add(self, pod: Pod) -> None:

@@ -10,7 +10,9 @@ It plays the API server, the kubelet and the pod garbage collector:
 - replaces a changed object by a changed copy and queues a watch event
   (old, new); ``flush()`` delivers queued events to the watchers in order,
   as informers would between scheduling cycles;
-- records Kubernetes events and each pod's life for the report.
+- records Kubernetes events and each pod's life for the report;
+- keeps the storage objects and runs their controllers (``kubesched.sim.storage``);
+  their changes reach ``object_watchers`` as (resource, old, new) events.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 
+from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import (
     FAILED,
     NANOS,
@@ -37,6 +40,7 @@ from kubesched.api.types import (
 )
 from kubesched.sim.disruption import ScaleOf, compute_status
 from kubesched.sim.engine import Engine
+from kubesched.sim.storage import Storage, StorageObject
 
 REASON_PREEMPTED: Final = "Preempted"
 REASON_DELETED: Final = "Deleted"
@@ -50,6 +54,14 @@ class Watcher(Protocol):
     def on_pod_add(self, pod: Pod) -> None: ...
     def on_pod_update(self, old: Pod, new: Pod) -> None: ...
     def on_pod_delete(self, pod: Pod) -> None: ...
+
+
+class ObjectWatcher(Protocol):
+    """Watches the other kinds (storage objects), by resource name."""
+
+    def on_object_add(self, resource: str, obj: StorageObject) -> None: ...
+    def on_object_update(self, resource: str, old: StorageObject, new: StorageObject) -> None: ...
+    def on_object_delete(self, resource: str, obj: StorageObject) -> None: ...
 
 
 @dataclass(slots=True)
@@ -95,7 +107,7 @@ class Preemption:
 
 @dataclass(slots=True)
 class _Pending:
-    kind: str  # "node" | "pod"
+    kind: str  # "node" | "pod" | a storage resource ("PersistentVolumeClaim", ...)
     op: str  # "add" | "update" | "delete"
     old: object = None
     new: object = None
@@ -126,8 +138,17 @@ class Cluster:
     bound_log: list[str] | None = None
     """When a list, ``bind`` appends the key of every pod it binds (the bench's
     stop condition reads it instead of rescanning every pending pod)."""
+    object_watchers: list[ObjectWatcher] = field(default_factory=list)
+    volumes: Storage = field(init=False)
+    """Storage objects and their controllers (a watcher of pod events)."""
     _pending: deque[_Pending] = field(default_factory=deque)
     _pdbs_dirty: bool = True
+
+    def __post_init__(self) -> None:
+        # A lambda: the pods dict may be replaced (tests do), the storage must see the current one.
+        self.volumes = Storage(self, self._emit, lambda: self.pods.values())  # noqa: PLW0108
+        self.volumes.set_node_lookup(self.nodes.get)
+        self.watchers.append(self.volumes)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -153,6 +174,9 @@ class Cluster:
         while self._pending:
             ev = self._pending.popleft()
             n += 1
+            if ev.kind not in ("node", "pod"):
+                self._deliver_object(ev)
+                continue
             for w in self.watchers:
                 if ev.kind == "node":
                     if ev.op == "add":
@@ -169,9 +193,23 @@ class Cluster:
                     w.on_pod_delete(ev.old)  # type: ignore[arg-type]
         return n
 
+    def _deliver_object(self, ev: _Pending) -> None:
+        old = cast(StorageObject, ev.old)
+        new = cast(StorageObject, ev.new)
+        for w in self.object_watchers:
+            if ev.op == "add":
+                w.on_object_add(ev.kind, new)
+            elif ev.op == "update":
+                w.on_object_update(ev.kind, old, new)
+            else:
+                w.on_object_delete(ev.kind, old)
+
     # ------------------------------------------------------------------ ClusterReader
     def get_pod(self, namespace: str, name: str) -> Pod | None:
         return self.pods.get(f"{namespace}/{name}")
+
+    def storage(self) -> Storage:
+        return self.volumes
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         """The PDBs with their status as the disruption controller keeps it."""
@@ -358,6 +396,12 @@ class Cluster:
             else REASON_DELETED
         )
         self.delete_gracefully(cur, reason)
+
+    def update_pv(self, pv: PersistentVolume) -> None:
+        self.volumes.update_pv(pv)
+
+    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self.volumes.update_pvc(pvc)
 
     # ------------------------------------------------------------------ EventRecorder
     def preemption(

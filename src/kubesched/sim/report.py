@@ -10,6 +10,7 @@ from typing import Any
 
 from kubesched.api.types import NANOS, Pod
 from kubesched.sim.cluster import Cluster, EventRecord, PodRecord
+from kubesched.sim.storage_report import volume_result
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "SimulationResult"
@@ -84,4 +85,5 @@ def build_result(
         ],
         "events": [event_entry(e) for e in cluster.events],
         "metrics": metrics,
+        **volume_result(cluster.volumes),
     }

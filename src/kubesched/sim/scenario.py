@@ -37,6 +37,7 @@ from kubesched.api.load import (
     read_documents,
 )
 from kubesched.api.sim_annotations import CREATE_AT, DELETE_AT, RUN_FOR
+from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubesched.api.types import (
     LABEL_HOSTNAME,
     LabelSelector,
@@ -55,6 +56,8 @@ from kubesched.sim.engine import PRIO_ADMISSION
 from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
+
+_STORAGE_KINDS = (PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode)
 
 
 @dataclass(slots=True)
@@ -125,7 +128,7 @@ def _annotation_duration(
 def _label(item: Loaded[Any] | Item) -> str:
     obj = item.obj
     kind = item.kind.lower()
-    if isinstance(obj, Pod | PodDisruptionBudget | Workload):
+    if isinstance(obj, Pod | PodDisruptionBudget | Workload | PersistentVolumeClaim):
         return f"{kind} {obj.namespace}/{obj.name}"
     name = getattr(obj, "name", "")
     return f"{kind} {name}" if name else kind
@@ -430,6 +433,8 @@ def _creator(
             cluster.add_pdb(obj)
         elif isinstance(obj, Namespace):
             cluster.namespaces[obj.name] = obj
+        elif isinstance(obj, _STORAGE_KINDS):
+            cluster.volumes.create(obj)
         elif isinstance(obj, Workload):
             rs = _replica_set(obj, item, classes, cluster)
             replica_sets[item.order] = rs.uid
@@ -491,6 +496,8 @@ def _deleter(
             cluster.remove_pdb(obj)
         elif isinstance(obj, Namespace):
             cluster.namespaces.pop(obj.name, None)
+        elif isinstance(obj, _STORAGE_KINDS):
+            cluster.volumes.delete(obj)
         elif isinstance(obj, Workload) and item.order in replica_sets:
             uids = set(rsc.delete(replica_sets[item.order]))
             for pod in [p for p in cluster.pods.values() if p.uid in uids]:

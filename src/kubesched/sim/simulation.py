@@ -97,6 +97,7 @@ class Simulation:
             metrics=self.metrics,
         )
         self.cluster.watchers.append(self.scheduler)
+        self.cluster.object_watchers.append(self.scheduler)
 
     def run(self, until: int | None = None, horizon: int = DEFAULT_HORIZON) -> RunStats:
         engine = self.engine

@@ -34,6 +34,7 @@ from kubesched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, 
 from kubesched.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 from tests.builders import make_node, make_pod
 from tests.plugins.fakes import FakeHandle, table_infos
+from tests.storage_fakes import FakeStorage
 
 FOO = LabelSelector(match_expressions=(LabelSelectorRequirement("foo", "Exists"),))
 BAR = LabelSelector(match_expressions=(LabelSelectorRequirement("bar", "Exists"),))
@@ -93,6 +94,9 @@ class SelectorReader:
 
     def namespace(self, name: str) -> Namespace | None:
         return None
+
+    def storage(self) -> FakeStorage:
+        return FakeStorage()
 
     def workload_selector(self, namespace: str, ref: OwnerReference) -> LabelSelector | None:
         return self.selectors.get(ref.name)
