@@ -219,7 +219,9 @@ class Cluster:
         if not pod.uid or pod.uid == pod.key:
             pod.uid = self.new_uid()
         pod.creation_timestamp = self.now
-        if pod.node_name:
+        if pod.node_name and pod.phase not in (SUCCEEDED, FAILED):
+            # A bound pod runs at once; one dumped Succeeded or Failed keeps its phase
+            # (and holds no resources: the scheduler's informer filters it out).
             pod.phase = RUNNING
             if pod.start_time is None:
                 pod.start_time = self.now
@@ -230,7 +232,7 @@ class Cluster:
         self.records[pod.uid] = rec
         self._watch(pod)
         self._emit("pod", "add", new=pod)
-        if pod.node_name and run_for is not None:
+        if pod.node_name and run_for is not None and pod.phase == RUNNING:
             self._finish_later(pod, run_for)
 
     def _replace(self, old: Pod, new: Pod) -> None:
