@@ -29,7 +29,7 @@ from typing import Any, Final, Generic, TextIO, TypeVar
 
 import yaml
 
-from kubesched.api import convert
+from kubesched.api import convert, workloads
 from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
@@ -377,6 +377,10 @@ KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "PodDisruptionBudget": ("policy", ("v1",)),
     "Deployment": ("apps", ("v1",)),
     "ReplicaSet": ("apps", ("v1",)),
+    "StatefulSet": ("apps", ("v1",)),
+    "DaemonSet": ("apps", ("v1",)),
+    "Job": ("batch", ("v1",)),
+    "CronJob": ("batch", ("v1",)),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io", ("v1",)),
 }
 CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
@@ -437,8 +441,8 @@ def _convert(kind: str, raw: Mapping[str, Any], doc: Document) -> Loaded[LoadedO
         return loaded(*convert.convert_pdb(raw))
     if kind == "Namespace":
         return loaded(*convert.convert_namespace(raw))
-    if kind in ("Deployment", "ReplicaSet"):
-        return loaded(*convert.convert_workload(raw, kind))
+    if kind in workloads.KINDS:
+        return loaded(*workloads.convert_workload(raw, kind))
     # KubeSchedulerConfiguration: kept raw for kubesched.scheduler.config.
     return loaded(dict(raw), {})
 

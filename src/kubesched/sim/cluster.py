@@ -306,6 +306,17 @@ class Cluster:
         for cb in self.on_pod_deleted:
             cb(cur)
 
+    def patch_owner_references(self, pod: Pod, refs: tuple[OwnerReference, ...]) -> Pod | None:
+        """A controller adopts or releases a pod: its ``metadata.ownerReferences``
+        replaced; returns the updated pod (None if it is gone)."""
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid:
+            return None
+        new = cur.copy()
+        new.owner_references = refs
+        self._replace(cur, new)
+        return new
+
     # ------------------------------------------------------------------ ClusterWriter
     def bind(self, pod: Pod, node_name: str) -> None:
         cur = self.pods.get(pod.key)
