@@ -184,6 +184,15 @@ def parse_standard(spec: str, time_zone: str | None = None) -> CronSchedule:
     CronJob's ``spec.timeZone`` (the controller prefixes ``TZ=`` to the schedule)."""
     if not spec:
         raise CronError("empty spec string")
+    if spec.startswith(("TZ=", "CRON_TZ=")):
+        # A time zone prefix (the API server then refuses TZ in a CronJob's schedule).
+        space = spec.find(" ")
+        name = spec[spec.index("=") + 1 : space if space >= 0 else len(spec)]
+        problem = load_location(name)
+        if space < 0 or problem is not None:
+            raise CronError(f"provided bad location {name}: {problem or 'missing schedule'}")
+        time_zone = name
+        spec = spec[space:].strip()
     if spec.startswith("@"):
         return _descriptor(spec, time_zone)
     fields = spec.split()

@@ -367,10 +367,8 @@ def _deployment_strategy(raw: Raw, path: str) -> DeploymentDetails:
     surge = _int_or_percent(ru_map, "maxSurge", rp, "25%")
     unavailable = _int_or_percent(ru_map, "maxUnavailable", rp, "25%")
     if _int_or_percent_value(surge) == 0 and _int_or_percent_value(unavailable) == 0:
-        shown = describe(unavailable) if isinstance(unavailable, int) else unavailable
         raise fail(
-            child(rp, "maxUnavailable"),
-            invalid(shown, "may not be 0 when `maxSurge` is 0"),
+            child(rp, "maxUnavailable"), invalid(unavailable, "may not be 0 when `maxSurge` is 0")
         )
     if isinstance(unavailable, str) and int(unavailable[:-1]) > 100:
         raise fail(
@@ -404,8 +402,9 @@ def _statefulset(raw: Raw) -> Workload:
     partition = _nonnegative(rolling, "partition", rpath)
     max_unavailable = _int_or_percent(rolling, "maxUnavailable", rpath, 1)
     if _int_or_percent_value(max_unavailable) == 0:
-        shown = describe(max_unavailable) if isinstance(max_unavailable, int) else max_unavailable
-        raise fail(child(rpath, "maxUnavailable"), invalid(shown, "must be greater than 0"))
+        raise fail(
+            child(rpath, "maxUnavailable"), invalid(max_unavailable, "must be greater than 0")
+        )
     selector = _selector(spec, "statefulset")
     t = _template(get_map(spec, "template", "spec"), "spec.template")
     _check_matches(selector, t.labels, "spec.template.metadata.labels")
