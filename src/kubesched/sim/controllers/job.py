@@ -82,6 +82,9 @@ class JobObj:
     """Uid -> counted, for every pod of the Job seen (to count pods that vanish)."""
     deleted: bool = False
     create_failed: bool = False
+    synced: bool = False
+    """The first sync happened: finished pods found then are in the status counts
+    already (a dump's ``status.succeeded``/``failed``, uncounted pods included)."""
 
     def __post_init__(self) -> None:
         self.succeeded = max(self.succeeded, self.details.succeeded)
@@ -148,10 +151,18 @@ class JobController:
 
     def _count(self, job: JobObj, pods: list[Pod]) -> None:
         present = set()
+        first = not job.synced
+        job.synced = True
         for pod in pods:
             present.add(pod.uid)
             job.known.setdefault(pod.uid, False)
             if pod.uid in job.counted:
+                continue
+            if first and is_terminal(pod):
+                job.counted.add(pod.uid)  # counted in the dumped status
+                index = completion_index(pod)
+                if pod.phase == SUCCEEDED and index is not None:
+                    job.succeeded_indexes.add(index)
                 continue
             if pod.phase == SUCCEEDED:
                 job.succeeded += 1

@@ -18,10 +18,11 @@ whose name is one of its ordinals, which it adopts. Each sync:
   nothing further is done; pods beyond the range are deleted from the highest
   ordinal down, one at a time, once every replica is healthy;
   ``Parallel``: every replica is created and every extra pod deleted at once;
-- RollingUpdate (MaxUnavailableStatefulSet on, as in v1.35+): pods from
-  ``partition`` up whose ``controller-revision-hash`` differs from the update
-  revision are deleted from the highest ordinal down while fewer than
-  ``maxUnavailable`` (default 1) replicas are unavailable; OnDelete leaves them.
+- RollingUpdate (MaxUnavailableStatefulSet on, as in v1.35+), for a dump whose
+  ``status.updateRevision`` is given: pods from ``partition`` up whose
+  ``controller-revision-hash`` differs from it are deleted from the highest
+  ordinal down while fewer than ``maxUnavailable`` (default 1) replicas are
+  unavailable, and come back at the update revision; OnDelete leaves them.
 
 Not modelled: volumeClaimTemplates (no PersistentVolumeClaims are created),
 ``minReadySeconds``, the pod's hostname/subdomain, revision history.
@@ -160,7 +161,9 @@ class StatefulSetController:
         for pod in condemned:
             if self._process_condemned(sts, pod, first_unhealthy, monotonic) and monotonic:
                 return
-        if sts.details.update_strategy != ON_DELETE:
+        if sts.details.update_strategy != ON_DELETE and sts.details.update_revision:
+            # Only a dump tells which revision its pods are at: the simulation never
+            # changes a template, so without status.updateRevision there is none older.
             self._rolling_update(sts, replicas)
 
     def _process_replica(
