@@ -29,7 +29,7 @@ from typing import Final
 from kubesched.api.admission import PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.selectors import label_selector_matches
-from kubesched.api.types import LabelSelector, Node, OwnerReference, Pod, Time
+from kubesched.api.types import RUNNING, LabelSelector, Node, OwnerReference, Pod, Time
 from kubesched.api.workloads import (
     CronJobDetails,
     DaemonSetDetails,
@@ -102,6 +102,7 @@ class ControllerManager:
 
     def _run(self) -> None:
         self._scheduled_at = None
+        self.env.end_pass()  # a pass reads the pods as they are now
         syncs: dict[str, Callable[[str], None]] = {
             "Deployment": self.deployments.sync,
             "ReplicaSet": self._sync_rs,
@@ -260,6 +261,7 @@ class ControllerManager:
             pods = [p for p in self.cluster.pods.values() if p.uid in wanted]
         for pod in pods:
             self.env.delete(pod)
+        self.env.end_pass()
 
     def retry_failed_creates(self) -> None:
         """A PriorityClass was created: pod creations it refused may succeed now."""
@@ -324,14 +326,13 @@ class ControllerManager:
             if old.controller_ref() is not None or old.labels is not new.labels:
                 self._orphan(new)
             return
-        if (
-            old.phase == new.phase
-            and old.deletion_timestamp == new.deletion_timestamp
-            and old.node_name == new.node_name
-        ):
+        new_phase = old.phase != new.phase
+        new_deletion = old.deletion_timestamp != new.deletion_timestamp
+        bound = not old.node_name and bool(new.node_name)
+        if not (new_phase or new_deletion or bound):
             return
-        bound_only = old.phase == new.phase and old.deletion_timestamp == new.deletion_timestamp
-        self._owned(new, ref, bound_only=bound_only and new.node_name != "")
+        bound_only = bound and not new_deletion and new.phase == RUNNING
+        self._owned(new, ref, bound_only=bound_only)
 
     def on_pod_delete(self, pod: Pod) -> None:
         self.rs.on_pod_delete(pod)
