@@ -21,6 +21,9 @@ completed``) when enough pods succeeded and none is active; it fails
 more than ``backoffLimit`` pods failed or it has been active longer than
 ``activeDeadlineSeconds``. ``suspend`` keeps no pod active.
 ``ttlSecondsAfterFinished`` deletes a finished Job, and its pods, after that long.
+A Job of a dump continues from its status: ``succeeded``/``failed`` (with
+``uncountedTerminatedPods``), its completion condition and start time; the
+finished pods found at its first sync are taken as counted there.
 
 Not modelled: the failure backoff delay before a replacement (replacements are
 created at once), podFailurePolicy rules, successPolicy, backoffLimitPerIndex.
