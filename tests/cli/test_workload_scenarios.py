@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.cli.test_simulate import by_name, run_json
@@ -123,24 +124,49 @@ def template(cpu: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
     }
 
 
-def test_a_dumped_deployment_stays_two_pods() -> None:
+@pytest.mark.parametrize(
+    "uids",
+    [
+        pytest.param(True, id="a dump: owner references carry uids"),
+        pytest.param(False, id="written by hand: owner references name kind and name only"),
+    ],
+)
+def test_a_dumped_deployment_stays_two_pods(uids: bool) -> None:
     """The issue's case: a 2-replica Deployment dumped with its ReplicaSet and its 2
-    pods stays 2 pods (without ownership it became 6, two of them Pending)."""
+    pods stays 2 pods (without ownership it became 6, two of them Pending). An
+    owner reference without a uid names its owner by kind and name."""
     labels = {"app": "web", "pod-template-hash": "abc12"}
-    rs_ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc12"}
+
+    def ref(kind: str, name: str, uid: str) -> list[dict[str, Any]]:
+        r: dict[str, Any] = {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "name": name,
+            "controller": True,
+        }
+        if uids:
+            r["uid"] = uid
+        return [r]
+
     objs = [node("n1", "2")]
     for i in range(2):
         p = pod(f"web-abc12-{i}", "1")
-        p["metadata"].update(
-            labels=labels, ownerReferences=[{**rs_ref, "uid": "rs-1", "controller": True}]
-        )
+        p["metadata"].update(labels=labels, ownerReferences=ref("ReplicaSet", "web-abc12", "rs-1"))
         p["spec"]["nodeName"] = "n1"
         objs.append(p)
+    deployment_meta: dict[str, Any] = {"name": "web"}
+    rs_meta: dict[str, Any] = {
+        "name": "web-abc12",
+        "labels": labels,
+        "ownerReferences": ref("Deployment", "web", "d-1"),
+    }
+    if uids:
+        deployment_meta["uid"], rs_meta["uid"] = "d-1", "rs-1"
     objs.append(
         {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": {"name": "web", "uid": "d-1"},
+            "metadata": deployment_meta,
             "spec": {
                 "replicas": 2,
                 "selector": {"matchLabels": {"app": "web"}},
@@ -152,20 +178,7 @@ def test_a_dumped_deployment_stays_two_pods() -> None:
         {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
-            "metadata": {
-                "name": "web-abc12",
-                "uid": "rs-1",
-                "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "apps/v1",
-                        "kind": "Deployment",
-                        "name": "web",
-                        "uid": "d-1",
-                        "controller": True,
-                    }
-                ],
-            },
+            "metadata": rs_meta,
             "spec": {
                 "replicas": 2,
                 "selector": {"matchLabels": labels},

@@ -48,6 +48,7 @@ from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.cluster import REASON_DELETED, Cluster
 from kubesched.sim.controllers.manager import ControllerManager
 from kubesched.sim.engine import PRIO_ADMISSION
+from kubesched.sim.owners import complete_owner_uids
 from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
@@ -204,6 +205,7 @@ def scenario_from_result(
                 loaded.source,
             )
         )
+    complete_owner_uids(items)
     epoch = _rebase_times(items)
     if epoch is None:
         epoch = base.epoch if base is not None else 0
