@@ -22,7 +22,7 @@ import datetime as _dt
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from kubesched.api.errors import InputError
@@ -1111,10 +1111,13 @@ def convert_namespace(raw: Raw) -> tuple[Namespace, dict[str, str]]:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Workload:
-    """An apps/v1 Deployment or ReplicaSet: keep ``replicas`` pods of the template.
+    """A controller of pods made from a template: an apps/v1 Deployment, ReplicaSet,
+    StatefulSet or DaemonSet, a batch/v1 Job or CronJob (``kubesched.api.workloads``).
 
     ``template_spec`` is shared by every pod made from the template. The template's
     priority fields are kept as written: each pod made from it is admitted.
+    ``replicas`` is ``spec.replicas`` where the kind has it (0 otherwise);
+    ``details`` holds the kind's own fields (``kubesched.api.workloads``).
     """
 
     kind: str
@@ -1131,6 +1134,15 @@ class Workload:
     template_priority: int | None = None
     template_priority_class_name: str = ""
     template_preemption_policy: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    creation_timestamp: Time | None = None
+    """``metadata.creationTimestamp`` as written (nanoseconds since the Unix epoch)."""
+    template_key: str = ""
+    """The pod template as canonical text without the ``pod-template-hash`` label:
+    two workloads' templates are equal (EqualIgnoreHash) when their keys are."""
+    details: object = None
+    """The kind's own fields (a ``kubesched.api.workloads`` dataclass)."""
 
     @property
     def key(self) -> str:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TextIO, TypeVar
 
-from kubesched.api import convert, convert_storage, sim_annotations
+from kubesched.api import convert, convert_storage, sim_annotations, workloads
 from kubesched.api.admission import priority_class_errors
 from kubesched.api.convert import Workload
 from kubesched.api.errors import InputError
@@ -282,6 +282,10 @@ KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
     "PodDisruptionBudget": ("policy", ("v1",)),
     "Deployment": ("apps", ("v1",)),
     "ReplicaSet": ("apps", ("v1",)),
+    "StatefulSet": ("apps", ("v1",)),
+    "DaemonSet": ("apps", ("v1",)),
+    "Job": ("batch", ("v1",)),
+    "CronJob": ("batch", ("v1",)),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io", ("v1",)),
     **convert_storage.KINDS,
 }
@@ -293,6 +297,7 @@ CLUSTER_SCOPED: Final = frozenset(
 REMOVED_GROUPS: Final[Mapping[str, tuple[str, ...]]] = {
     "Deployment": ("extensions",),
     "ReplicaSet": ("extensions",),
+    "DaemonSet": ("extensions",),
 }
 
 
@@ -369,8 +374,8 @@ def _convert(kind: str, raw: Mapping[str, Any], doc: Document) -> Loaded[LoadedO
         return loaded(*convert.convert_pdb(raw))
     if kind == "Namespace":
         return loaded(*convert.convert_namespace(raw))
-    if kind in ("Deployment", "ReplicaSet"):
-        return loaded(*convert.convert_workload(raw, kind))
+    if kind in workloads.KINDS:
+        return loaded(*workloads.convert_workload(raw, kind))
     if kind in convert_storage.KINDS:
         return loaded(*convert_storage.convert_storage_object(kind, raw))
     # KubeSchedulerConfiguration: kept raw for kubesched.scheduler.config.

@@ -276,7 +276,7 @@ def check_pod_spec(spec: Any, path: str) -> None:
     check_labels(spec.get("nodeSelector"), child(path, "nodeSelector"))
 
 
-TEMPLATE_KINDS: Final = frozenset({"Deployment", "ReplicaSet"})
+TEMPLATE_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job"})
 """Kinds whose ``spec.template`` is a pod template the conversion has read (a
 branch adding a workload kind adds it here)."""
 

@@ -206,9 +206,9 @@ class Scheduler:
 
     # ------------------------------------------------------------------ pod events
     def on_pod_add(self, pod: Pod) -> None:
+        if _terminal(pod):
+            return  # the informer's field selector: status.phase!=Succeeded,Failed
         if pod.node_name:
-            if _terminal(pod):
-                return
             self.changes += 1
             self.cache.add_pod(pod)
             self.queue.assigned_pod_added(pod)
@@ -236,6 +236,11 @@ class Scheduler:
             self.changes += 1
             self._remove_assigned(old)
         elif not old.node_name and not new.node_name and self.responsible_for(new):
+            if _terminal(new):
+                # Leaves the informer's field selector: seen as a deletion.
+                if not _terminal(old):
+                    self.on_pod_delete(old)
+                return
             if self.cache.is_assumed(new.uid):
                 return
             self._count_pending_pod_update(old, new)
@@ -244,10 +249,11 @@ class Scheduler:
                 self._nomination_released(old)
 
     def on_pod_delete(self, pod: Pod) -> None:
+        if _terminal(pod):
+            return  # never in the informer's view
         if pod.node_name:
-            if not _terminal(pod):
-                self.changes += 1
-                self._remove_assigned(pod)
+            self.changes += 1
+            self._remove_assigned(pod)
         elif self.responsible_for(pod):
             self.queue.delete(pod)
             if pod.nominated_node_name:
@@ -478,6 +484,9 @@ def has_nominated_node_name_changed(old: Pod, new: Pod) -> bool:
 
 
 def _terminal(pod: Pod) -> bool:
+    """Succeeded or Failed: outside the pod informer's field selector
+    (``status.phase!=Succeeded,status.phase!=Failed``), so the scheduler never sees
+    such a pod; a pod that becomes terminal is a deletion to it."""
     return pod.phase in ("Succeeded", "Failed")
 
 

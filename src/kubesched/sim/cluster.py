@@ -257,7 +257,9 @@ class Cluster:
         if not pod.uid or pod.uid == pod.key:
             pod.uid = self.new_uid()
         pod.creation_timestamp = self.now
-        if pod.node_name:
+        if pod.node_name and pod.phase not in (SUCCEEDED, FAILED):
+            # A bound pod runs at once; one dumped Succeeded or Failed keeps its phase
+            # (and holds no resources: the scheduler's informer filters it out).
             pod.phase = RUNNING
             if pod.start_time is None:
                 pod.start_time = self.now
@@ -268,7 +270,7 @@ class Cluster:
         self.records[pod.uid] = rec
         self._watch(pod)
         self._emit("pod", "add", new=pod)
-        if pod.node_name and run_for is not None:
+        if pod.node_name and run_for is not None and pod.phase == RUNNING:
             self._finish_later(pod, run_for)
 
     def _replace(self, old: Pod, new: Pod) -> None:
@@ -341,6 +343,17 @@ class Cluster:
         self._emit("pod", "delete", old=cur)
         for cb in self.on_pod_deleted:
             cb(cur)
+
+    def patch_owner_references(self, pod: Pod, refs: tuple[OwnerReference, ...]) -> Pod | None:
+        """A controller adopts or releases a pod: its ``metadata.ownerReferences``
+        replaced; returns the updated pod (None if it is gone)."""
+        cur = self.pods.get(pod.key)
+        if cur is None or cur.uid != pod.uid:
+            return None
+        new = cur.copy()
+        new.owner_references = refs
+        self._replace(cur, new)
+        return new
 
     # ------------------------------------------------------------------ ClusterWriter
     def bind(self, pod: Pod, node_name: str) -> None:

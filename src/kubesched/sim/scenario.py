@@ -18,7 +18,6 @@ the simulation starts right after the snapshot was taken.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,19 +39,20 @@ from kubesched.api.sim_annotations import CREATE_AT, DELETE_AT, RUN_FOR
 from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from kubesched.api.types import (
     LABEL_HOSTNAME,
-    LabelSelector,
     Namespace,
     Node,
     Pod,
     PodDisruptionBudget,
     PriorityClass,
 )
+from kubesched.api.workloads import workload_times
 from kubesched.framework.config import SchedulerConfig
 from kubesched.scheduler.config import default_config, parse_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.cluster import REASON_DELETED, Cluster
-from kubesched.sim.controllers import ReplicaSetController, ReplicaSetSpec, template_hash
+from kubesched.sim.controllers.manager import ControllerManager
 from kubesched.sim.engine import PRIO_ADMISSION
+from kubesched.sim.owners import complete_owner_uids
 from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
@@ -87,6 +87,9 @@ class Scenario:
     ignored: Counter[str] = field(default_factory=Counter)
     unmodelled: Counter[str] = field(default_factory=Counter)
     skipped_claims: list[str] = field(default_factory=list)
+    epoch: int = 0
+    """Unix time (ns) of the run's time 0: the snapshot's instant when the input has
+    absolute times (they are rebased on it), else 1970-01-01T00:00:00Z."""
 
     @property
     def classes(self) -> list[PriorityClass]:
@@ -218,9 +221,12 @@ def scenario_from_result(
                 loaded.source,
             )
         )
-    _rebase_times(items)
+    complete_owner_uids(items)
+    epoch = _rebase_times(items)
+    if epoch is None:
+        epoch = base.epoch if base is not None else 0
     items.sort(key=lambda i: (i.create_at, i.order))
-    scenario = Scenario(config, items, ignored, unmodelled, skipped)
+    scenario = Scenario(config, items, ignored, unmodelled, skipped, epoch)
     _admit_new_items(scenario)
     return scenario
 
@@ -315,15 +321,20 @@ def _template_pod(w: Workload, name: str) -> Pod:
     )
 
 
-def _rebase_times(items: list[Item]) -> None:
+def _rebase_times(items: list[Item]) -> int | None:
+    """Rebase the pods' and PDBs' absolute times so that the latest absolute time of
+    the input (workloads' included) is 0; returns that epoch (None: no absolute time).
+    Workloads keep theirs: the controllers convert them with the epoch."""
     stamps = [
         i.obj.start_time for i in items if isinstance(i.obj, Pod) and i.obj.start_time is not None
     ]
     for i in items:
         if isinstance(i.obj, PodDisruptionBudget):
             stamps.extend(i.obj.status.disrupted_pods.values())
+        elif isinstance(i.obj, Workload):
+            stamps.extend(t for t in workload_times(i.obj) if t is not None)
     if not stamps:
-        return
+        return None
     epoch = max(stamps)
     for i in items:
         if isinstance(i.obj, Pod):
@@ -335,6 +346,7 @@ def _rebase_times(items: list[Item]) -> None:
             d = i.obj.status.disrupted_pods
             for name in d:
                 d[name] -= epoch
+    return epoch
 
 
 # --------------------------------------------------------------------------- running
@@ -377,45 +389,36 @@ def run_scenario(
         for fwk in sim.scheduler.profiles.values():
             fwk.force_exact = True
     cluster = sim.cluster
-    rs_controller = ReplicaSetController(
-        cluster.create_pod, random.Random(f"{seed}/replicasets"), cluster.controller_event
-    )
-    cluster.watchers.append(rs_controller)
-    cluster.scale_of = rs_controller.scale_of
-    cluster.selector_of = rs_controller.selector_of
-    engine = sim.engine
     classes = PriorityClasses()
+    controllers = ControllerManager(cluster, classes, seed, scenario.epoch)
+    cluster.watchers.append(controllers)
+    cluster.scale_of = controllers.scale_of
+    cluster.selector_of = controllers.selector_of
+    engine = sim.engine
     for step in scenario.class_steps():
-        engine.at(step.time, _class_change(step, classes, rs_controller), PRIO_ADMISSION)
-    replica_sets: dict[int, str] = {}
+        engine.at(step.time, _class_change(step, classes, controllers), PRIO_ADMISSION)
     for item in scenario.items:
         if isinstance(item.obj, PriorityClass):
             continue
-        engine.at(item.create_at, _creator(item, sim, classes, rs_controller, replica_sets))
+        engine.at(item.create_at, _creator(item, sim, controllers))
         if item.delete_at is not None:
-            engine.at(item.delete_at, _deleter(item, sim, rs_controller, replica_sets))
+            engine.at(item.delete_at, _deleter(item, sim, controllers))
     stats = sim.run(until=until, horizon=horizon)
     return Run(sim, seed, stats.end_time)
 
 
 def _class_change(
-    step: ClassStep, classes: PriorityClasses, rsc: ReplicaSetController
+    step: ClassStep, classes: PriorityClasses, controllers: ControllerManager
 ) -> Callable[[], None]:
     def change() -> None:
         step.apply(classes)  # checked when the scenario was loaded
         if step.create:
-            rsc.retry_failed_creates()
+            controllers.retry_failed_creates()
 
     return change
 
 
-def _creator(
-    item: Item,
-    sim: Simulation,
-    classes: PriorityClasses,
-    rsc: ReplicaSetController,
-    replica_sets: dict[int, str],
-) -> Any:
+def _creator(item: Item, sim: Simulation, controllers: ControllerManager) -> Any:
     cluster = sim.cluster
     obj = item.obj
 
@@ -436,52 +439,12 @@ def _creator(
         elif isinstance(obj, _STORAGE_KINDS):
             cluster.volumes.create(obj)
         elif isinstance(obj, Workload):
-            rs = _replica_set(obj, item, classes, cluster)
-            replica_sets[item.order] = rs.uid
-            rsc.add(rs)
+            controllers.create(obj, item.run_for)
 
     return create
 
 
-def _replica_set(
-    w: Workload, item: Item, classes: PriorityClasses, cluster: Cluster
-) -> ReplicaSetSpec:
-    rs_name = w.name if w.kind == "ReplicaSet" else f"{w.name}-{template_hash(w.key)}"
-    labels = dict(w.template_labels)
-    selector = w.selector
-    if w.kind == "Deployment":
-        # The Deployment controller adds pod-template-hash to its ReplicaSet's
-        # template labels and selector.
-        pth = rs_name.rsplit("-", 1)[-1]
-        labels["pod-template-hash"] = pth
-        base = selector or LabelSelector()
-        selector = LabelSelector(
-            {**base.match_labels, "pod-template-hash": pth}, base.match_expressions
-        )
-
-    def make_pod(name: str) -> Pod:
-        pod = _template_pod(w, name)
-        pod.labels = dict(labels)
-        admit(pod, classes, w.template_priority, w.template_preemption_policy)
-        return pod
-
-    return ReplicaSetSpec(
-        w.namespace,
-        rs_name,
-        w.uid or cluster.new_uid(),
-        w.replicas,
-        labels,
-        dict(w.template_annotations),
-        w.template_spec,
-        make_pod,
-        item.run_for,
-        selector=selector,
-    )
-
-
-def _deleter(
-    item: Item, sim: Simulation, rsc: ReplicaSetController, replica_sets: dict[int, str]
-) -> Any:
+def _deleter(item: Item, sim: Simulation, controllers: ControllerManager) -> Any:
     cluster = sim.cluster
     obj = item.obj
 
@@ -498,9 +461,7 @@ def _deleter(
             cluster.namespaces.pop(obj.name, None)
         elif isinstance(obj, _STORAGE_KINDS):
             cluster.volumes.delete(obj)
-        elif isinstance(obj, Workload) and item.order in replica_sets:
-            uids = set(rsc.delete(replica_sets[item.order]))
-            for pod in [p for p in cluster.pods.values() if p.uid in uids]:
-                cluster.delete_gracefully(pod, REASON_DELETED)
+        elif isinstance(obj, Workload):
+            controllers.delete(obj)
 
     return delete

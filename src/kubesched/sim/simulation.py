@@ -15,11 +15,12 @@ The run ends:
 
 - with ``until``: at that time, always (the queue's timers keep retrying
   pending pods on upstream's schedule until then);
-- without: when no cluster change is scheduled, no pod can be popped and
-  every pod a queue timer would still retry (backoffQ; the unschedulable
-  pool through the 5-minute leftover flush) was last attempted after the
-  latest cluster change (``Scheduler.would_retry_on_a_changed_cluster``):
-  upstream would retry those pods forever, each time with the same answer;
+- without: when no cluster change is scheduled before the safety horizon, no
+  pod can be popped and every pod a queue timer would still retry (backoffQ;
+  the unschedulable pool through the 5-minute leftover flush) was last
+  attempted after the latest cluster change
+  (``Scheduler.would_retry_on_a_changed_cluster``): upstream would retry those
+  pods forever, each time with the same answer;
 - at the safety horizon.
 """
 
@@ -136,6 +137,8 @@ class Simulation:
                 if deadline is not None and deadline <= engine.now:
                     deadline = None
             nxt = engine.next_time()
+            if nxt is not None and nxt > limit:
+                nxt = None  # beyond the run (a CronJob's next schedule weeks away, say)
             if nxt is None:
                 # No cluster change is scheduled: only the queue's timers are left.
                 if until is None and not sched.would_retry_on_a_changed_cluster():
