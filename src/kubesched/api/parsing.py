@@ -365,6 +365,23 @@ def _frame_depth() -> int:
     return depth
 
 
+def _nesting_exceeds(value: Any, limit: int) -> bool:
+    """Whether containers nest more than ``limit`` deep in ``value`` (iterative)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
 def parse_json_stream(text: str, source: str) -> list[Any]:
     """The values of one or more concatenated JSON texts."""
     out: list[Any] = []
@@ -380,6 +397,10 @@ def parse_json_stream(text: str, source: str) -> list[Any]:
             if pos >= len(text):
                 return out
             value, pos = _DECODER.raw_decode(text, pos)
+            if _nesting_exceeds(value, MAX_NESTING):
+                # (The recursion limit above is only approximate, and from Python 3.12
+                # the C decoder counts its own recursion: check the value exactly.)
+                raise RecursionError
             out.append(value)
     except json.JSONDecodeError as err:
         raise InputError(
