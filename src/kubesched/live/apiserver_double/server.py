@@ -104,7 +104,7 @@ class ApiServerDouble:
     def start(self) -> ApiServerDouble:
         self._http = DoubleHTTPServer(self._bind, self)
         self._thread = threading.Thread(
-            target=self._http.serve_forever, name="apiserver-double", daemon=True
+            target=self._http.serve_forever, args=(0.05,), name="apiserver-double", daemon=True
         )
         self._thread.start()
         return self

@@ -202,8 +202,8 @@ def _check_and_decrement(registry: Registry, pdb: Obj, pod_name: str) -> None:
                 {
                     "reason": "DisruptionBudget",
                     "message": f"The disruption budget {pdb_name} needs "
-                    "{status.get('desiredHealthy', 0)} healthy pods and has "
-                    "{status.get('currentHealthy', 0)} currently",
+                    f"{status.get('desiredHealthy', 0)} healthy pods and has "
+                    f"{status.get('currentHealthy', 0)} currently",
                 }
             ],
         )
