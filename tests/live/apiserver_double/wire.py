@@ -7,10 +7,12 @@ interpreting it. Every call has a socket timeout, so no test can hang.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
 import queue
+import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,4 +154,10 @@ class WatchReader:
         return out
 
     def close(self) -> None:
+        """Hang up (shutting the socket down first unblocks the reading thread)."""
+        sock = self.conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self.done.wait(5)
         self.conn.close()

@@ -199,6 +199,8 @@ class Registry:
                 meta["name"] = f"{meta['generateName']}{suffix}"
             name = str(meta.get("name") or "")
             self._admit_namespace(res, namespace, name)
+            if res.store in ("pods", "poddisruptionbudgets", "namespaces"):
+                obj["status"] = {}  # PrepareForCreate: these kinds start from an empty status
             defaulter = objects.DEFAULTERS.get(res.store)
             if defaulter:
                 defaulter(obj)

@@ -150,8 +150,8 @@ class WatchHub:
         self._start_bucket = 0
         self._buckets: dict[int, list[WatchSession]] = {}
         self._stopped = False
+        self._tick_timer: TimerHandle | None = None
         store.listeners.append(self._dispatch)
-        self._tick_timer = clock.schedule(self._created + 1.0, self._tick)
 
     def _dispatch(self, event: StoreEvent) -> None:
         for session in list(self.sessions):
@@ -187,8 +187,22 @@ class WatchHub:
         when = self._next_bookmark(session, now)
         if when is None:
             return
+        # Ticks are aligned to whole seconds since creation and only scheduled while
+        # some watcher waits; the buckets up to the current second count as popped.
+        self._start_bucket = max(self._start_bucket, int((now - self._created) // 1.0) + 1)
         bucket = max(int((when - self._created) // 1.0), self._start_bucket)
         self._buckets.setdefault(bucket, []).append(session)
+        self._arm()
+
+    def _arm(self) -> None:
+        if not self._buckets or self._stopped:
+            return
+        due = self._created + min(self._buckets)
+        if self._tick_timer is not None and not self._tick_timer.cancelled:
+            if self._tick_timer.when <= due:
+                return
+            self.clock.cancel(self._tick_timer)
+        self._tick_timer = self.clock.schedule(due, self._tick)
 
     def _tick(self) -> None:
         now = self.clock.now()
@@ -197,9 +211,10 @@ class WatchHub:
                 return
             current = int((now - self._created) // 1.0)
             due: list[WatchSession] = []
-            while self._start_bucket <= current:
-                due.extend(self._buckets.pop(self._start_bucket, []))
-                self._start_bucket += 1
+            for bucket in sorted(b for b in self._buckets if b <= current):
+                due.extend(self._buckets.pop(bucket))
+            self._start_bucket = max(self._start_bucket, current + 1)
+            self._tick_timer = None
             for session in due:
                 if session.closed or session not in self.sessions:
                     continue
@@ -207,7 +222,7 @@ class WatchHub:
                 if rv:
                     session.offer_bookmark(rv)
                 self._queue_bookmark(session, now)
-            self._tick_timer = self.clock.schedule(now + 1.0, self._tick)
+            self._arm()
 
     def bookmark_now(self, store: str | None = None) -> int:
         """Send every bookmark-allowing watch (of `store`) a bookmark now; count sent."""
@@ -228,6 +243,7 @@ class WatchHub:
         with self.store.lock:
             self._stopped = True
             sessions = list(self.sessions)
-        self.clock.cancel(self._tick_timer)
+        if self._tick_timer is not None:
+            self.clock.cancel(self._tick_timer)
         for session in sessions:
             self.close(session, cut=True)
