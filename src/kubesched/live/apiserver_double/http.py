@@ -267,7 +267,13 @@ class Handler(BaseHTTPRequestHandler):
         registry = double.registry
         if verb == "watch":
             session = reads.open_watch(
-                registry, double.hub, res, ns, query, double.default_watch_timeout()
+                registry,
+                double.hub,
+                res,
+                ns,
+                query,
+                double.default_watch_timeout(),
+                double.watch_list_defaulting,
             )
             self._stream(session)
             return

@@ -10,7 +10,10 @@ LIST (staging/.../cacher delegator + etcd3 store):
 - `resourceVersionMatch=Exact`, or a `limit` with N != 0, or a `continue` token:
   from the revision's snapshot; older than the last compaction is 410 Expired.
 
-WATCH (cacher.Watch): `sendInitialEvents=true` sends the current objects as ADDED
+WATCH (cacher.Watch): with WatchList on (the default here, `watch_list_defaulting`),
+a watch with `resourceVersion` unset or 0 and neither `sendInitialEvents` nor
+`resourceVersionMatch` is defaulted to `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
+(SetListOptionsDefaults). `sendInitialEvents=true` sends the current objects as ADDED
 (sorted by key) and then a BOOKMARK annotated `k8s.io/initial-events-end`;
 `resourceVersion` unset or 0 sends the current objects then live events; N > 0
 replays the cache's events after N, or, when N is older than the cache window,
@@ -105,6 +108,16 @@ def list_objects(registry: Registry, res: Resource, namespace: str, query: Query
     match = query.get("resourceVersionMatch", "")
     limit = int(query.get("limit") or 0)
     token = query.get("continue", "")
+    if query.get("sendInitialEvents") is not None:
+        raise _list_options_invalid(
+            [
+                FieldError(
+                    "FieldValueForbidden",
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for list",
+                )
+            ]
+        )
     if match and rv_text is None:
         raise _list_options_invalid(
             [
@@ -193,6 +206,7 @@ def open_watch(
     namespace: str,
     query: Query,
     default_timeout: float,
+    watch_list_defaulting: bool = True,
 ) -> WatchSession:
     """Register a watch and queue its initial events (or its ERROR event)."""
     store = registry.store
@@ -201,32 +215,37 @@ def open_watch(
     match = query.get("resourceVersionMatch", "")
     initial = query.get("sendInitialEvents")
     bookmarks = _truthy(query.get("allowWatchBookmarks"))
+    if watch_list_defaulting and initial is None and not match and rv_text in (None, "", "0"):
+        # SetListOptionsDefaults (WatchList on): a legacy watch from "now" becomes a watch-list.
+        initial, match = "true", "NotOlderThan"
     errors: list[FieldError] = []
-    if initial is not None:
-        if match != "NotOlderThan":
-            errors.append(
-                FieldError(
-                    "FieldValueForbidden",
-                    "resourceVersionMatch",
-                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-                )
-            )
-        if not bookmarks and _truthy(initial):
-            errors.append(
-                FieldError(
-                    "FieldValueForbidden",
-                    "allowWatchBookmarks",
-                    "sendInitialEvents requires setting allowWatchBookmarks to true",
-                )
-            )
-    elif match:
+    if initial is not None and match != "NotOlderThan":
         errors.append(
             FieldError(
                 "FieldValueForbidden",
                 "resourceVersionMatch",
-                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             )
         )
+    if match:
+        if initial is None:
+            errors.append(
+                FieldError(
+                    "FieldValueForbidden",
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless "
+                    "sendInitialEvents is provided",
+                )
+            )
+        if match != "NotOlderThan":
+            errors.append(
+                FieldError(
+                    "FieldValueNotSupported",
+                    "resourceVersionMatch",
+                    'supported values: "NotOlderThan"',
+                    match,
+                )
+            )
     if errors:
         raise _list_options_invalid(errors)
     timeout = float(query.get("timeoutSeconds") or 0) or default_timeout

@@ -372,7 +372,11 @@ class Registry:
     def delete(
         self, res: Resource, namespace: str, name: str, options: Obj | None
     ) -> tuple[bool, Obj]:
-        """DELETE: (object returned?, object or last state). Pods return the object."""
+        """DELETE: (answer with the object?, object or last state).
+
+        A deletion left pending (grace period, finalizers) answers with the object;
+        a completed one with the object for pods (ReturnDeletedObject), else a Status.
+        """
         options = dict(options or {})
         with self.store.lock:
             obj = self.get_stored(res, namespace, name)
@@ -399,7 +403,7 @@ class Registry:
                 raise forbidden(res.name, res.group, name, "this namespace may not be deleted")
             key = self._key(res, namespace, name)
             if res.store == "namespaces":
-                return False, self._delete_namespace(name, obj)
+                return True, self._delete_namespace(name, obj)
             grace = self._grace_period(res, obj, options)
             if grace is None:
                 return False, self.store.remove(res.store, key)
@@ -428,7 +432,8 @@ class Registry:
             if obj["metadata"].get("deletionGracePeriodSeconds") == 0 and not obj["metadata"].get(
                 "finalizers"
             ):
-                return True, self.store.remove(res.store, key)
+                # ReturnDeletedObject: pods answer with the object, others with a Status.
+                return res.store == "pods", self.store.remove(res.store, key)
             for hook in list(self.on_graceful_delete):
                 hook(copy.deepcopy(obj))
             return True, obj
@@ -450,15 +455,21 @@ class Registry:
         return 1 if period < 0 else period
 
     def _delete_namespace(self, name: str, ns: Obj) -> Obj:
-        """No namespace controller: mark Terminating, remove the contents, then the namespace."""
+        """Mark Terminating (the answer), then do the namespace controller's work at once.
+
+        Upstream keeps the namespace Terminating until its controller has removed the
+        contents and the `kubernetes` finalizer; the double has no controller and
+        finishes immediately.
+        """
         ns["metadata"]["deletionTimestamp"] = objects.rfc3339(self.clock.now())
         ns["metadata"]["deletionGracePeriodSeconds"] = 0
         ns["status"] = {"phase": "Terminating"}
-        ns = self.store.put("namespaces", name, ns)
+        answer = self.store.put("namespaces", name, ns)
         for store in list(self.store.objects):
             for key in [k for k in self.store.objects[store] if k.startswith(name + "/")]:
                 self.store.remove(store, key)
-        return self.store.remove("namespaces", name)
+        self.store.remove("namespaces", name)
+        return answer
 
     def deleted_status(self, res: Resource, obj: Obj) -> Obj:
         """The Status body returned by DELETE for resources that do not return the object."""

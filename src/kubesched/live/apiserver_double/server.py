@@ -68,6 +68,7 @@ class ApiServerDouble:
         history_capacity: int = 100_000,
         kubelet: bool = True,
         bootstrap: bool = True,
+        watch_list_defaulting: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -81,6 +82,7 @@ class ApiServerDouble:
         self.faults = Faults()
         self.openapi = OpenAPI(openapi_dir)
         self.min_request_timeout = min_request_timeout
+        self.watch_list_defaulting = watch_list_defaulting
         self.requests: list[tuple[str, str, dict[str, str], Any]] = []
         self._bind = (host, port)
         self._http: DoubleHTTPServer | None = None
