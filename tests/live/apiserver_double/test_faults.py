@@ -122,6 +122,13 @@ def test_stalled_watch_holds_events_until_resumed(api: ApiServerDouble, wire: Wi
             None,
             id="500-create",
         ),
+        pytest.param(
+            Fault(server_error(retry_after=2), verb="patch", resource="pods", subresource="status"),
+            ("PATCH", f"{PODS}/p/status"),
+            500,
+            "2",
+            id="500-status-patch-retry-after",
+        ),
     ],
 )
 def test_injected_status_then_normal_service(
@@ -132,16 +139,23 @@ def test_injected_status_then_normal_service(
     code: int,
     retry_after: str | None,
 ) -> None:
+    created_rv(wire, "p")
     api.inject(fault)
     method, path = verb_path
-    body = pod("p") if method == "POST" else None
-    first = wire.call(method, path, body)
+    body = {"POST": pod("q"), "PATCH": {"status": {"nominatedNodeName": "n1"}}}.get(method)
+    first = wire.call(
+        method,
+        path,
+        body,
+        "application/merge-patch+json" if method == "PATCH" else "application/json",
+    )
     assert first.status == code
     assert first.body == fault.error.status()
     assert first.headers.get("Retry-After") == retry_after
     if retry_after:
         assert first.body["details"]["retryAfterSeconds"] == int(retry_after)
-    assert wire.call(method, path, body).status in (200, 201)  # armed for one request only
+    ctype = "application/merge-patch+json" if method == "PATCH" else "application/json"
+    assert wire.call(method, path, body, ctype).status in (200, 201)  # armed for one request only
 
 
 def test_binding_lost_to_another_scheduler(api: ApiServerDouble, wire: Wire) -> None:
@@ -319,6 +333,18 @@ def test_disabled_kubelet_leaves_terminating_pods(api: ApiServerDouble, wire: Wi
     wire.call("DELETE", f"{PODS}/p")
     api.clock.advance(3600)
     assert wire.call("GET", f"{PODS}/p").body["metadata"]["deletionGracePeriodSeconds"] == 30
+
+
+def test_kubelet_can_run_bound_pods(api: ApiServerDouble, wire: Wire) -> None:
+    api.kubelet.run_bound_pods = True
+    created_rv(wire, "p")
+    wire.call("POST", f"{PODS}/p/binding", {"metadata": {"name": "p"}, "target": {"name": "n1"}})
+    status = wire.call("GET", f"{PODS}/p").body["status"]
+    assert status["phase"] == "Running"
+    assert [(c["type"], c["status"]) for c in status["conditions"]] == [
+        ("PodScheduled", "True"),
+        ("Ready", "True"),
+    ]
 
 
 def test_auth_off_by_default() -> None:

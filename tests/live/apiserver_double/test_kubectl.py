@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, ManualClock
-from tests.live.apiserver_double.wire import Wire
+from tests.live.apiserver_double.wire import Wire, recordings_dir
 
 
 def find_kubectl() -> str | None:
@@ -235,3 +235,15 @@ def test_server_side_and_client_side_apply(kubectl: Kubectl) -> None:
     again = NODES.replace("labels: {zone: a}", "labels: {zone: c}")
     kubectl.apply_file("apply", "nodes.yaml", again)
     assert kubectl.json("get", "node", "n1")["metadata"]["labels"]["zone"] == "c"  # type: ignore[index]
+
+
+def test_explain_with_the_recorded_openapi_documents(tmp_path: Path) -> None:
+    base = recordings_dir()
+    if base is None or not (base / "openapi" / "openapi_v3.json").is_file():
+        pytest.skip("recorded OpenAPI documents not available (set KUBESCHED_LIVE_RECORDINGS)")
+    api = ApiServerDouble(clock=ManualClock(), openapi_dir=base / "openapi").start()
+    try:
+        out = Kubectl(api, tmp_path).run("explain", "leases.spec.renewTime")
+        assert "MicroTime is version of Time with microsecond level precision." in out.stdout
+    finally:
+        api.stop()

@@ -78,8 +78,15 @@ def throttled(
 
 def server_error(
     message: str = 'an error on the server ("unknown") has prevented the request from succeeding',
+    retry_after: int = 0,
 ) -> ApiError:
-    return internal(message)
+    """A 500 InternalError, with Retry-After when `retry_after` > 0."""
+    err = internal(message)
+    if retry_after > 0:
+        err.headers["Retry-After"] = str(retry_after)
+        assert err.details is not None
+        err.details["retryAfterSeconds"] = retry_after
+    return err
 
 
 def binding_lost(pod: str, node: str) -> ApiError:

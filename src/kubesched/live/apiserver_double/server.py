@@ -18,6 +18,7 @@ stolen lease, etcd compaction, and bookmarks on demand.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -83,7 +84,8 @@ class ApiServerDouble:
         self.openapi = OpenAPI(openapi_dir)
         self.min_request_timeout = min_request_timeout
         self.watch_list_defaulting = watch_list_defaulting
-        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+        # The latest requests (method, path, query, body), for tests to inspect.
+        self.requests: deque[tuple[str, str, dict[str, str], Any]] = deque(maxlen=10_000)
         self._bind = (host, port)
         self._http: DoubleHTTPServer | None = None
         self._thread: threading.Thread | None = None
