@@ -360,3 +360,22 @@ def test_binding_rules(wire: Wire) -> None:
         "POST", f"{PODS}/gated/binding", {"metadata": {"name": "gated"}, "target": {}}
     )
     assert (no_target.status, no_target.body["message"]) == (500, "target.name: Required value")
+
+
+def test_watch_on_one_objects_url(api: ApiServerDouble, wire: Wire) -> None:
+    make(wire, PODS, pod("a"))
+    make(wire, PODS, pod("b"))
+    reader = wire.watch(f"{PODS}/b?watch=1&timeoutSeconds=5")
+    api.clock.advance(5)
+    events = reader.finish()
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "b")]
+
+
+def test_delete_collection_with_a_label_selector(wire: Wire) -> None:
+    make(wire, PODS, pod("a", {"app": "x"}))
+    make(wire, PODS, pod("b", {"app": "y"}))
+    resp = wire.call("DELETE", f"{PODS}?labelSelector=app%3Dx")
+    assert resp.status == 200 and resp.body["kind"] == "PodList"
+    assert [i["metadata"]["name"] for i in resp.body["items"]] == ["a"]
+    remaining = wire.call("GET", PODS).body["items"]
+    assert [i["metadata"]["name"] for i in remaining] == ["b"]

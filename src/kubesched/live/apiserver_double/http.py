@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesched.live.apiserver_double import discovery, reads, subresources
+from kubesched.live.apiserver_double import discovery, objects, reads, subresources
 from kubesched.live.apiserver_double.errors import (
     ApiError,
     bad_request,
@@ -245,6 +245,13 @@ class Handler(BaseHTTPRequestHandler):
         user: str,
     ) -> None:
         res, ns, name, sub = route.res, route.namespace, route.name, route.sub
+        if method == "GET" and name and not sub and reads._truthy(query.get("watch")):
+            # A watch on one object's URL: the collection with metadata.name (ListResource).
+            wanted = query.get("fieldSelector", "")
+            if wanted and wanted != f"metadata.name={name}":
+                raise bad_request("fieldSelector metadata.name doesn't match requested name")
+            query = {**query, "fieldSelector": f"metadata.name={name}"}
+            name = ""
         if method == "GET":
             verb = "get" if name else ("watch" if reads._truthy(query.get("watch")) else "list")
         elif method == "DELETE":
@@ -316,7 +323,31 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._json(200, registry.deleted_status(res, obj))
             return
+        if verb == "deletecollection":
+            self._json(200, self._delete_collection(res, ns, query, body))
+            return
         raise method_not_supported(res.name, res.group, verb)
+
+    def _delete_collection(self, res: Resource, ns: str, query: dict[str, str], body: Any) -> Obj:
+        """DeleteCollection: delete each selected object; answer with the list of them."""
+        registry = self.server.double.registry
+        options = dict(body) if isinstance(body, dict) else {}
+        if "gracePeriodSeconds" in query:
+            options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+        selected = reads.list_objects(
+            registry,
+            res,
+            ns,
+            {k: v for k, v in query.items() if k in ("labelSelector", "fieldSelector")},
+        )
+        items = []
+        for item in selected["items"]:
+            meta = item["metadata"]
+            _, last = registry.delete(res, meta.get("namespace", ""), meta["name"], options)
+            items.append(objects.without_type(registry.present(res, last)))
+        selected["items"] = items
+        selected["metadata"] = {"resourceVersion": str(registry.store.rv)}
+        return selected
 
     def _stream(self, session: Any) -> None:
         double = self.server.double
