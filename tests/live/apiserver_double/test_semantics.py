@@ -379,3 +379,72 @@ def test_delete_collection_with_a_label_selector(wire: Wire) -> None:
     assert [i["metadata"]["name"] for i in resp.body["items"]] == ["a"]
     remaining = wire.call("GET", PODS).body["items"]
     assert [i["metadata"]["name"] for i in remaining] == ["b"]
+
+
+SPECIAL_BODIES: dict[str, dict[str, Any]] = {
+    "pods": {"spec": {"containers": [{"name": "c", "image": "x"}]}},
+    "priorityclasses": {"value": 5},
+    "events": {
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "R",
+    },
+    "events.k8s.io/events": {
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kubesched",
+        "reportingInstance": "kubesched-1",
+        "action": "Scheduling",
+        "reason": "Scheduled",
+        "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"},
+    },
+}
+
+
+def _collection(res: Any) -> str:
+    base = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+    return f"{base}/namespaces/default/{res.name}" if res.namespaced else f"{base}/{res.name}"
+
+
+@pytest.mark.parametrize(
+    "res",
+    [
+        pytest.param(r, id=f"{r.group or 'core'}/{r.name}")
+        for r in ApiServerDouble.served()
+        if r.name != "bindings"
+    ],
+)
+def test_every_served_resource_round_trips(api: ApiServerDouble, wire: Wire, res: Any) -> None:
+    key = f"{res.group}/{res.name}" if res.group == "events.k8s.io" else res.name
+    body = {
+        "apiVersion": res.api_version,
+        "kind": res.kind,
+        "metadata": {"name": "obj-1"},
+        **SPECIAL_BODIES.get(key, {}),
+    }
+    path = _collection(res)
+    created = wire.call("POST", path, body)
+    assert created.status == 201, created.body
+    assert (created.body["kind"], created.body["apiVersion"]) == (res.kind, res.api_version)
+    assert (
+        wire.call("GET", f"{path}/obj-1").body["metadata"]["uid"] == created.body["metadata"]["uid"]
+    )
+    listed = wire.call("GET", path).body
+    assert listed["kind"] == res.kind + "List" and "obj-1" in [
+        i["metadata"]["name"] for i in listed["items"]
+    ]
+    patched = wire.call(
+        "PATCH",
+        f"{path}/obj-1",
+        {"metadata": {"labels": {"x": "y"}}},
+        "application/merge-patch+json",
+    )
+    assert patched.status == 200 and patched.body["metadata"]["labels"]["x"] == "y"
+    assert int(patched.body["metadata"]["resourceVersion"]) > int(
+        created.body["metadata"]["resourceVersion"]
+    )
+    assert wire.call("DELETE", f"{path}/obj-1").status == 200
+    if res.name != "namespaces":
+        assert wire.call("GET", f"{path}/obj-1").status == 404
+    group_version = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
+    discovery = wire.call("GET", group_version).body
+    assert res.name in [r["name"] for r in discovery["resources"]]

@@ -316,7 +316,14 @@ def default_pdb(pdb: Obj) -> None:
         status.setdefault(key, 0)
 
 
+def default_volume_status(obj: Obj) -> None:
+    obj.setdefault("spec", {})
+    obj.setdefault("status", {}).setdefault("phase", "Pending")
+
+
 DEFAULTERS = {
+    "persistentvolumes": default_volume_status,
+    "persistentvolumeclaims": default_volume_status,
     "pods": default_pod,
     "nodes": default_node,
     "namespaces": default_namespace,
@@ -325,7 +332,9 @@ DEFAULTERS = {
 }
 
 # Stores whose objects carry metadata.generation (bumped on spec changes).
-GENERATION_STORES = frozenset({"pods", "poddisruptionbudgets"})
+GENERATION_STORES = frozenset(
+    {"pods", "poddisruptionbudgets", "replicasets", "statefulsets", "replicationcontrollers"}
+)
 
 
 def bookmark_object(store: str, kind: str, api_version: str, rv: int, initial_end: bool) -> Obj:

@@ -45,7 +45,23 @@ from kubesched.live.apiserver_double.store import Store
 
 Obj = dict[str, Any]
 
-STATUS_STORES = frozenset({"pods", "nodes", "namespaces", "poddisruptionbudgets"})
+STATUS_STORES = frozenset(
+    {
+        "pods",
+        "nodes",
+        "namespaces",
+        "poddisruptionbudgets",
+        "services",
+        "replicationcontrollers",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "replicasets",
+        "statefulsets",
+        "volumeattachments",
+    }
+)
+# Kinds whose create starts from an empty status (their PrepareForCreate).
+RESET_STATUS_ON_CREATE = STATUS_STORES - {"nodes"}
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 GENERATE_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 MICRO_TIME_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -199,7 +215,7 @@ class Registry:
                 meta["name"] = f"{meta['generateName']}{suffix}"
             name = str(meta.get("name") or "")
             self._admit_namespace(res, namespace, name)
-            if res.store in ("pods", "poddisruptionbudgets", "namespaces"):
+            if res.store in RESET_STATUS_ON_CREATE:
                 obj["status"] = {}  # PrepareForCreate: these kinds start from an empty status
             defaulter = objects.DEFAULTERS.get(res.store)
             if defaulter:

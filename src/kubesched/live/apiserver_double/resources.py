@@ -122,6 +122,51 @@ PRIORITY_CLASSES = Resource(
     ("pc",),
 )
 
+
+def _simple(
+    group: str,
+    name: str,
+    kind: str,
+    namespaced: bool,
+    short: tuple[str, ...] = (),
+    status: bool = False,
+    categories: tuple[str, ...] = (),
+) -> Resource:
+    """A resource with the standard verbs (and a status subresource when asked)."""
+    subs = (Subresource("status", kind, ("get", "patch", "update"), group),) if status else ()
+    singular = kind.lower()
+    return Resource(
+        group, "v1", name, singular, kind, namespaced, name, short, categories, subresources=subs
+    )
+
+
+# Objects a scheduler's informers also list (volumes, workloads for spreading).
+SERVICES = _simple("", "services", "Service", True, ("svc",), status=True, categories=("all",))
+REPLICATION_CONTROLLERS = _simple(
+    "",
+    "replicationcontrollers",
+    "ReplicationController",
+    True,
+    ("rc",),
+    status=True,
+    categories=("all",),
+)
+PVS = _simple("", "persistentvolumes", "PersistentVolume", False, ("pv",), status=True)
+PVCS = _simple("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True)
+REPLICA_SETS = _simple(
+    "apps", "replicasets", "ReplicaSet", True, ("rs",), status=True, categories=("all",)
+)
+STATEFUL_SETS = _simple(
+    "apps", "statefulsets", "StatefulSet", True, ("sts",), status=True, categories=("all",)
+)
+STORAGE_CLASSES = _simple("storage.k8s.io", "storageclasses", "StorageClass", False, ("sc",))
+CSI_NODES = _simple("storage.k8s.io", "csinodes", "CSINode", False)
+CSI_DRIVERS = _simple("storage.k8s.io", "csidrivers", "CSIDriver", False)
+CSI_CAPACITIES = _simple("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", True)
+VOLUME_ATTACHMENTS = _simple(
+    "storage.k8s.io", "volumeattachments", "VolumeAttachment", False, status=True
+)
+
 SERVED: tuple[Resource, ...] = (
     NAMESPACES,
     NODES,
@@ -132,14 +177,27 @@ SERVED: tuple[Resource, ...] = (
     LEASES,
     PDBS,
     PRIORITY_CLASSES,
+    SERVICES,
+    REPLICATION_CONTROLLERS,
+    PVS,
+    PVCS,
+    REPLICA_SETS,
+    STATEFUL_SETS,
+    STORAGE_CLASSES,
+    CSI_NODES,
+    CSI_DRIVERS,
+    CSI_CAPACITIES,
+    VOLUME_ATTACHMENTS,
 )
 
 GROUP_VERSIONS: tuple[tuple[str, str], ...] = (
     ("", "v1"),
+    ("apps", "v1"),
     ("coordination.k8s.io", "v1"),
     ("events.k8s.io", "v1"),
     ("policy", "v1"),
     ("scheduling.k8s.io", "v1"),
+    ("storage.k8s.io", "v1"),
 )
 
 

@@ -176,6 +176,11 @@ class ApiServerDouble:
     # -- direct state access (no HTTP, no auth, no faults) ---------------------
 
     @staticmethod
+    def served() -> tuple[Resource, ...]:
+        """Every served resource (group, version, plural, kind, scope, subresources)."""
+        return SERVED
+
+    @staticmethod
     def resource_for(api_version: str, kind: str) -> Resource:
         group, _, version = api_version.rpartition("/")
         for res in SERVED:
