@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,12 +114,15 @@ def test_raw_watch_with_bookmarks(api: ApiServerDouble, core: Any) -> None:
     created: dict[str, Any] = {}
 
     def later() -> None:
+        deadline = time.monotonic() + 5
+        while not api.hub.matching("pods") and time.monotonic() < deadline:
+            time.sleep(0.01)  # the client's watch request is registered
         created["pod"] = Wire(api.url).call("POST", PODS, pod_body("web-2")).body
         api.clock.advance(61)  # a heartbeat bookmark
         api.clock.advance(20)  # past the 75 s deadline (and its pre-timeout bookmarks)
 
     w = watch.Watch()
-    thread = threading.Timer(0.3, later)
+    thread = threading.Thread(target=later)
     thread.start()
     events = list(
         w.stream(

@@ -448,3 +448,14 @@ def test_every_served_resource_round_trips(api: ApiServerDouble, wire: Wire, res
     group_version = f"/apis/{res.group}/{res.version}" if res.group else f"/api/{res.version}"
     discovery = wire.call("GET", group_version).body
     assert res.name in [r["name"] for r in discovery["resources"]]
+
+
+def test_get_with_a_future_resource_version(api: ApiServerDouble, wire: Wire) -> None:
+    make(wire, PODS, pod("a"))
+    assert wire.call("GET", f"{PODS}/a?resourceVersion=0").status == 200
+    future = wire.call("GET", f"{PODS}/a?resourceVersion={api.store.rv + 5}")
+    assert future.status == 504
+    assert (
+        future.body["message"]
+        == f"Too large resource version: {api.store.rv + 5}, current: {api.store.rv}"
+    )

@@ -26,6 +26,7 @@ from kubesched.live.apiserver_double.errors import (
     bad_request,
     method_not_supported,
     path_not_found,
+    too_large_resource_version,
 )
 from kubesched.live.apiserver_double.resources import GROUP_VERSIONS, NAMESPACES, Resource, lookup
 
@@ -292,6 +293,9 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, reads.list_objects(registry, res, ns, query))
             return
         if verb == "get":
+            wanted = query.get("resourceVersion", "")
+            if wanted not in ("", "0") and reads._parse_rv(wanted) > registry.store.rv:
+                raise too_large_resource_version(int(wanted), registry.store.rv)
             self._json(200, registry.present(res, registry.get_stored(res, ns, name)))
             return
         if verb == "create" and sub == "binding":
