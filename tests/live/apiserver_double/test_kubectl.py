@@ -247,3 +247,35 @@ def test_explain_with_the_recorded_openapi_documents(tmp_path: Path) -> None:
         assert "MicroTime is version of Time with microsecond level precision." in out.stdout
     finally:
         api.stop()
+
+
+def test_human_readable_tables(kubectl: Kubectl) -> None:
+    kubectl.apply_file("create", "nodes.yaml", NODES)
+    kubectl.apply_file("create", "pods.yaml", PODS)
+    wire = Wire(kubectl.api.url)
+    wire.call(
+        "POST",
+        "/api/v1/namespaces/default/pods/web/binding",
+        {"metadata": {"name": "web"}, "target": {"name": "n1"}},
+    )
+    kubectl.api.clock.advance(3 * 3600 + 5 * 60)  # HumanDuration: 3h5m
+    lines = kubectl.run("get", "pods", "-o", "wide").stdout.splitlines()
+    assert lines[0].split() == [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED",
+        "NODE",
+        "READINESS",
+        "GATES",
+    ]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["web"] == ["web", "0/1", "Pending", "0", "3h5m", "<none>", "n1", "<none>", "<none>"]
+    assert rows["batch"][6] == "<none>"
+    nodes = kubectl.run("get", "nodes").stdout.splitlines()
+    assert nodes[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert nodes[1].split()[:4] == ["n1", "Unknown", "<none>", "3h5m"]

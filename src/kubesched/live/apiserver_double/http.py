@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from kubesched.live.apiserver_double import discovery, objects, reads, subresources
+from kubesched.live.apiserver_double import discovery, objects, reads, subresources, tables
 from kubesched.live.apiserver_double.errors import (
     ApiError,
     bad_request,
@@ -289,14 +289,25 @@ class Handler(BaseHTTPRequestHandler):
             )
             self._stream(session)
             return
+        table = tables.wants_table(self.headers.get("Accept"))
+        include = query.get("includeObject", "Metadata")
         if verb == "list":
-            self._json(200, reads.list_objects(registry, res, ns, query))
+            listed = reads.list_objects(registry, res, ns, query)
+            if table:
+                items = [objects.with_type(i, res.kind, res.api_version) for i in listed["items"]]
+                listed = tables.to_table(
+                    res.store, items, listed["metadata"], double.clock.now(), include
+                )
+            self._json(200, listed)
             return
         if verb == "get":
             wanted = query.get("resourceVersion", "")
             if wanted not in ("", "0") and reads._parse_rv(wanted) > registry.store.rv:
                 raise too_large_resource_version(int(wanted), registry.store.rv)
-            self._json(200, registry.present(res, registry.get_stored(res, ns, name)))
+            got = registry.present(res, registry.get_stored(res, ns, name))
+            if table:
+                got = tables.to_table(res.store, [got], {}, double.clock.now(), include)
+            self._json(200, got)
             return
         if verb == "create" and sub == "binding":
             self._json(201, subresources.bind(registry, ns, name, body))
