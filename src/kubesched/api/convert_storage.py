@@ -198,6 +198,12 @@ def _claim_spec(raw: Raw, path: str) -> ClaimTemplate:
     )
 
 
+def read_claim_spec(raw: Raw, path: str) -> ClaimTemplate:
+    """A PersistentVolumeClaimSpec at ``path`` (a StatefulSet's claim templates read
+    theirs with it); InputError where the API server would refuse the claim."""
+    return _claim_spec(raw, path)
+
+
 # --------------------------------------------------------------------------- kinds
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kubesched.api import convert
+from kubesched.api.claim_templates import RETAIN_ALL, RetentionPolicy, VolumeClaimTemplate
 from kubesched.api.convert import (
     INT32_MAX,
     INT32_MIN,
@@ -80,8 +81,10 @@ class StatefulSetDetails:
     current_revision: str = ""
     update_revision: str = ""
     """``status.updateRevision`` of a dump ("" when absent)."""
-    volume_claim_templates: tuple[str, ...] = ()
+    volume_claim_templates: tuple[VolumeClaimTemplate, ...] = ()
     max_unavailable: IntOrString = 1
+    retention: RetentionPolicy = RETAIN_ALL
+    """``spec.persistentVolumeClaimRetentionPolicy`` (Retain/Retain by default)."""
 
 
 @dataclass(frozen=True, slots=True)

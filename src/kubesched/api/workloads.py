@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Final
 
 from kubesched.api import batch, convert
+from kubesched.api.claim_templates import read_retention_policy, read_volume_claim_templates
 from kubesched.api.convert import (
     Raw,
     Workload,
@@ -27,7 +28,6 @@ from kubesched.api.convert import (
     child,
     fail,
     get_int,
-    get_list,
     get_map,
     get_str,
     invalid,
@@ -196,15 +196,12 @@ def _statefulset(raw: Raw) -> Workload:
         raise fail(
             child(rpath, "maxUnavailable"), invalid(max_unavailable, "must be greater than 0")
         )
+    retention = read_retention_policy(spec)
     selector = read_selector(spec, "statefulset")
     t = read_template(get_map(spec, "template", "spec"), "spec.template")
     check_matches(selector, t.labels, "spec.template.metadata.labels")
     restart_policy(t, "spec.template", ("Always",))
-    claims = []
-    for i, vct in enumerate(get_list(spec, "volumeClaimTemplates", "spec")):
-        vp = f"spec.volumeClaimTemplates[{i}]"
-        vmeta = get_map(convert.as_map(vct, vp), "metadata", vp)
-        claims.append(get_str(vmeta, "name", child(vp, "metadata")))
+    claims = read_volume_claim_templates(spec)
     status = get_map(raw, "status", "")
     details = StatefulSetDetails(
         pod_management_policy=policy,
@@ -213,8 +210,9 @@ def _statefulset(raw: Raw) -> Workload:
         start_ordinal=start,
         current_revision=get_str(status, "currentRevision", "status"),
         update_revision=get_str(status, "updateRevision", "status"),
-        volume_claim_templates=tuple(claims),
+        volume_claim_templates=claims,
         max_unavailable=max_unavailable,
+        retention=retention,
     )
     return make_workload(
         "StatefulSet", raw, t, replicas=replicas, selector=selector, details=details
