@@ -323,10 +323,12 @@ class ControllerManager:
         pass
 
     def on_object_delete(self, resource: str, obj: StorageObject) -> None:
-        """A claim went: a StatefulSet pod refused because it was being deleted may
-        be created now (upstream retries the failed sync with backoff)."""
+        """A claim went: the StatefulSets of its namespace with claim templates sync
+        (a pod refused because its claim was being deleted, or held back by a stale
+        claim, may be created now; upstream retries a failed sync with backoff and
+        resyncs every StatefulSet every 30 s)."""
         if isinstance(obj, PersistentVolumeClaim):
-            self.statefulsets.retry_failed_creates(obj.namespace)
+            self.statefulsets.claim_deleted(obj.namespace)
 
     def on_pod_add(self, pod: Pod) -> None:
         self.rs.on_pod_add(pod)

@@ -301,9 +301,14 @@ class StatefulSetController:
             f"create Pod {name} in StatefulSet {sts.name} failed error: {err}",
         )
 
-    def retry_failed_creates(self, namespace: str | None = None) -> None:
-        """Sync again the sets (of ``namespace``, or all) whose pod creation failed."""
+    def claim_deleted(self, namespace: str) -> None:
         for sts in self.sets.values():
-            if sts.failed_creates and namespace in (None, sts.namespace):
+            if sts.namespace == namespace and sts.details.volume_claim_templates:
+                sts.failed_creates.clear()
+                self.env.enqueue("StatefulSet", sts.uid)
+
+    def retry_failed_creates(self) -> None:
+        for sts in self.sets.values():
+            if sts.failed_creates:
                 sts.failed_creates.clear()
                 self.env.enqueue("StatefulSet", sts.uid)
