@@ -302,6 +302,7 @@ class StatefulSetController:
         )
 
     def claim_deleted(self, namespace: str) -> None:
+        """A claim of ``namespace`` is gone: its sets with claim templates sync again."""
         for sts in self.sets.values():
             if sts.namespace == namespace and sts.details.volume_claim_templates:
                 sts.failed_creates.clear()
