@@ -26,6 +26,7 @@ from kubesched.plugins.noderesources.fit_check import (
     failure_masks,
     verdicts_from_masks,
 )
+from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.test_vector_equivalence import (
     Cluster,
     _table,
@@ -80,7 +81,7 @@ def _check(
         assert (free >= need).all(axis=1).tolist() == (masks == 0).tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(cluster=clusters(), spec=pod_specs(), fit=fit_args(), data=st.data())
 def test_what_if_forms_match_the_mask_path(
     cluster: Cluster, spec: PodSpec, fit: NodeResourcesFitArgs, data: st.DataObject
