@@ -20,8 +20,9 @@ from kubesched.plugins.tainttoleration import (
     is_schedulable_after_pod_toleration_change,
 )
 from tests.builders import make_pod
+from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
-from tests.plugins.fakes import FakeHandle, check_filter, check_score
+from tests.plugins.fakes import check_filter, check_score
 
 NS, PNS, NE = "NoSchedule", "PreferNoSchedule", "NoExecute"
 UNTOLERATED = unresolvable("node(s) had untolerated taint(s)")

@@ -51,13 +51,13 @@ from kubesched.scheduler.algorithm import (
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
+from tests.fakes import FakeNominator
 from tests.hypothesis_profiles import scaled
 from tests.scheduler.harness import (
     ERR_REASON_FAKE,
     EqualPrioritizer,
     ExplodingScore,
     FakeFilter,
-    FakeNominator,
     FakePreFilter,
     FakePreFilterAndFilter,
     MatchFilter,

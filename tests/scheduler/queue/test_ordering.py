@@ -11,8 +11,9 @@ from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
 from tests.builders import make_pod
+from tests.fakes import FakeClock
 from tests.hypothesis_profiles import scaled
-from tests.scheduler.queue.helpers import SECOND, FakeClock, make_queue, priority_less, where
+from tests.scheduler.queue.helpers import SECOND, make_queue, priority_less, where
 
 START = 1000 * SECOND
 
