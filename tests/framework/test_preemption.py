@@ -33,6 +33,7 @@ from kubesched.framework.victims import (
     Victims,
 )
 from tests.builders import make_pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import (
     HIGH,
     LARGE,
@@ -1032,7 +1033,7 @@ class _FakeBatch:
         self.statuses = [Status(Code.UNSCHEDULABLE, "no")]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(
     num=st.integers(1, 6),
     batches=st.lists(
@@ -1079,7 +1080,7 @@ def test_take_batch_equals_taking_rows_one_by_one(
         assert kept == [c.name for c in want.parts]  # type: ignore[union-attr]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(data=st.data(), n=st.integers(1, 12))
 def test_rotated_slices_the_rotation(data: st.DataObject, n: int) -> None:
     from kubesched.framework.preemption import _rotated

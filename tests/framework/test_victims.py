@@ -26,6 +26,7 @@ from kubesched.framework.victims import (
     victim_stats,
 )
 from tests.framework.test_preemption import pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import HIGH, LOW, MID
 
 
@@ -146,7 +147,7 @@ def _victim_lists(draw: st.DrawFn) -> dict[str, Victims]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(victims=_victim_lists(), now=st.sampled_from([15, 100, 200]), seed=st.integers(0, 9))
 def test_pick_by_stats_equals_pick_one_node(
     victims: dict[str, Victims], now: int, seed: int

@@ -50,6 +50,7 @@ from kubesched.plugins.defaultpreemption import (
 )
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import (
     FIT,
     GO_SEED_4_INT31N_5,
@@ -2054,7 +2055,7 @@ def dry_run_worlds(
         ),
     ],
 )
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=dry_run_worlds())
 def test_batched_dry_run_equals_per_node_dry_run(
     world: tuple[list[Node], list[Pod], list[Pod], list[PodDisruptionBudget], Pod, int, int],
