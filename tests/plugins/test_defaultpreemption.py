@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.storage import READ_WRITE_ONCE_POD
 from kubesched.api.types import (
     PREEMPT_NEVER,
     LabelSelector,
@@ -52,6 +53,8 @@ from kubesched.plugins.defaultpreemption import (
     filter_pods_with_pdb_violation,
     pod_terminating_by_preemption,
 )
+from kubesched.plugins.volumerestrictions import NAME as VR_NAME
+from kubesched.plugins.volumerestrictions import VolumeRestrictions
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_pod
 from tests.plugins.preemption_harness import (
@@ -78,6 +81,8 @@ from tests.plugins.preemption_harness import (
     node,
     victim_names,
 )
+from tests.plugins.volume_harness import make_pvc
+from tests.storage_fakes import FakeStorage
 
 ONE_POD = {"pods": 1}
 NODE_RES = {"cpu": "200m", "memory": "400"}
@@ -99,9 +104,12 @@ def pod(
     labels: Mapping[str, str] | None = None,
     nominated: str = "",
     policy: str | None = None,
+    claims: Sequence[str] = (),
 ) -> Pod:
     """``st.MakePod().Name(name).UID(name).Namespace("default")...``."""
     b = make_pod(name).uid(name).priority(prio)
+    for claim in claims:
+        b.pvc(claim)
     if req:
         b.req_map(dict(req))
     if on:
@@ -1419,6 +1427,67 @@ def test_custom_victim_orders_take_the_batched_dry_run(
         got[exact] = candidate_map(h.dry_run(preemptor, offset, num))
         assert bool(calls) is not exact
     assert got[False] == got[True]
+
+
+@pytest.mark.parametrize(
+    ("preemptor", "batched", "expected"),
+    [
+        pytest.param(
+            pod("p", HIGH, req=SMALL, claims=("claim-with-rwop-1",)),
+            False,
+            {"node1": (["v1"], 0)},
+            id="TestReadWriteOncePodPreemption/preempt single pod (on two nodes): per-node dry run",
+        ),
+        pytest.param(
+            pod("p", HIGH, req=LARGE),
+            True,
+            {"node1": (["v1"], 0), "node2": (["v2"], 0)},
+            id="no volumes: VolumeRestrictions skips, batched dry run",
+        ),
+    ],
+)
+def test_volume_restrictions_extensions_keep_the_dry_run_per_node(
+    preemptor: Pod,
+    batched: bool,
+    expected: dict[str, tuple[list[str], int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """VolumeRestrictions keeps AddPod/RemovePod state (the cluster-wide count of
+    ReadWriteOncePod claims in use): while it is active the dry run must run the
+    extensions node by node. The preemptor asks for the RWOP claim v1 holds:
+    VolumeRestrictions fails everywhere until v1 is removed (upstream
+    TestReadWriteOncePodPreemption, "preempt single pod"), so node1 is the only
+    candidate. A pod without volumes makes it Skip, and the batched dry run
+    answers (both nodes need their LARGE pod gone for a LARGE preemptor)."""
+    calls: list[int] = []
+    original = VictimBatcher.__call__
+
+    def counting(self: VictimBatcher, rows: IntArray) -> VictimBatch | None:
+        calls.append(len(rows))
+        return original(self, rows)
+
+    monkeypatch.setattr(VictimBatcher, "__call__", counting)
+    nodes = [node("node1", VERY_LARGE), node("node2", VERY_LARGE)]
+    bound = [
+        pod("v1", LOW, on="node1", req=LARGE, start=0, claims=("claim-with-rwop-1",)),
+        pod("v2", LOW, on="node2", req=LARGE, start=0),
+    ]
+    got = {}
+    for exact in (True, False):
+        calls.clear()
+        h = PreemptionHarness(
+            nodes,
+            bound,
+            [preemptor],
+            pre_filter=(FIT, VR_NAME),
+            filters=(FIT, VR_NAME),
+            factories={VR_NAME: VolumeRestrictions},
+            exact=exact,
+        )
+        h.api.volumes = FakeStorage([make_pvc("claim-with-rwop-1", modes=(READ_WRITE_ONCE_POD,))])
+        got[exact] = candidate_map(h.dry_run(preemptor, 0, 2))
+        assert bool(calls) is (batched and not exact)
+    assert got[True] == got[False] == expected
 
 
 # ====================================================================================== eligibility
