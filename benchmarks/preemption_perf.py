@@ -61,23 +61,23 @@ class _RecordingSimulation(Simulation):
 
 def record_lines(sim: Simulation) -> list[str]:
     """Every decision of the run as text lines (see the module docstring)."""
-    cluster = sim.cluster
+    record = sim.record
     out: list[str] = []
-    for rec in cluster.records.values():
+    for rec in record.lives.values():
         pod = rec.pod
         out.append(
             f"bind {pod.key} node={pod.node_name or '-'} sched={rec.scheduled_at} "
             f"deleted={rec.deleted_at} reason={rec.deletion_reason}"
         )
-    for p in cluster.preemptions:
+    for p in record.preemptions:
         out.append(
             f"preempt t={p.time} {p.preemptor} -> {p.node} "
             f"victims={','.join(p.victims)} pdb={p.num_pdb_violations}"
         )
-    for key, pod in cluster.pods.items():
+    for key, pod in sim.cluster.pods.items():
         if pod.nominated_node_name:
             out.append(f"nominated {key} -> {pod.nominated_node_name}")
-    for e in cluster.events:
+    for e in record.events:
         out.append(f"event t={e.time} {e.type} {e.reason} {e.object} {e.related} {e.message}")
     return out
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 
 from kubesched.api.types import Node, Pod, PodCondition
+from kubesched.driver.record import EventRecord
 from kubesched.framework.config import (
     FILTER,
     PERMIT,
@@ -36,7 +37,7 @@ from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.scheduler.scheduler import NOTE_LENGTH_LIMIT, Scheduler, truncate_message
-from kubesched.sim.cluster import Cluster, EventRecord
+from kubesched.sim.cluster import Cluster
 from kubesched.sim.engine import Engine
 from tests.builders import make_node, make_pod
 from tests.scheduler.harness import RecordingWriter, instance_registry
@@ -107,7 +108,7 @@ class Rig:
         return self.cluster.pods[f"{namespace}/{name}"]
 
     def events(self, reason: str | None = None) -> list[EventRecord]:
-        return [e for e in self.cluster.events if reason is None or e.reason == reason]
+        return [e for e in self.cluster.record.events if reason is None or e.reason == reason]
 
     def condition(self, name: str) -> PodCondition | None:
         return self.pod(name).condition("PodScheduled")

@@ -264,6 +264,6 @@ def run(
         _percentile(cycle_times, 0.5) * 1000,
         _percentile(cycle_times, 0.99) * 1000,
         sim.stats.cycles - cycles_before,
-        len(cluster.preemptions),
+        len(sim.record.preemptions),
         churned[0],
     )

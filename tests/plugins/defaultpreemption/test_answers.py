@@ -24,13 +24,13 @@ from typing import Any, Final
 import pytest
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
+from kubesched.driver.report import build_result
 from kubesched.framework.nodetable import IntArray
 from kubesched.plugins.defaultpreemption import vector
 from kubesched.plugins.defaultpreemption.answers import AnswerCache
 from kubesched.plugins.defaultpreemption.vector import VictimBatch, VictimBatcher, VictimCache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
-from kubesched.sim.report import build_result
 from kubesched.sim.simulation import Simulation
 
 MI: Final = 2**20
@@ -130,7 +130,7 @@ def run(sc: Scenario, *, exact: bool) -> dict[str, Any]:
     sim = build(sc, exact=exact)
     stats = sim.run()
     return build_result(
-        sim.cluster, seed=sc.seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
+        sim.record, seed=sc.seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
     )
 
 
