@@ -16,7 +16,10 @@ about nodes and pods (the simulated storage and workload controllers) are plain
 mutated: a change replaces the object), a deletion the last state.
 
 ``deliver(event, sink)`` hands one event to one sink; ``event.publish(subscribers)``
-hands it to every subscriber of its kind, in subscription order.
+hands it to every subscriber of its kind, in subscription order. Events are
+never changed once made (plain slotted classes, not frozen ones: a frozen
+dataclass costs three times as much to create, once per change on the hot
+path).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ class Subscribers(Protocol):
     def object_watchers(self) -> Sequence[ObjectWatcher]: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NodeAdded:
     node: Node
 
@@ -78,7 +81,7 @@ class NodeAdded:
             w.on_node_add(node)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NodeUpdated:
     old: Node
     new: Node
@@ -92,7 +95,7 @@ class NodeUpdated:
             w.on_node_update(old, new)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class NodeDeleted:
     node: Node
 
@@ -105,7 +108,7 @@ class NodeDeleted:
             w.on_node_delete(node)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PodAdded:
     pod: Pod
 
@@ -118,7 +121,7 @@ class PodAdded:
             w.on_pod_add(pod)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PodUpdated:
     old: Pod
     new: Pod
@@ -132,7 +135,7 @@ class PodUpdated:
             w.on_pod_update(old, new)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PodDeleted:
     pod: Pod
 
@@ -145,7 +148,7 @@ class PodDeleted:
             w.on_pod_delete(pod)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ObjectAdded:
     resource: str
     obj: StorageObject
@@ -158,7 +161,7 @@ class ObjectAdded:
             w.on_object_add(self.resource, self.obj)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ObjectUpdated:
     resource: str
     old: StorageObject
@@ -172,7 +175,7 @@ class ObjectUpdated:
             w.on_object_update(self.resource, self.old, self.new)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ObjectDeleted:
     resource: str
     obj: StorageObject
