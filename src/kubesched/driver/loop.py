@@ -47,8 +47,8 @@ class _Metrics(Protocol):
     pending_pods: dict[str, int]
 
 
-class Scheduler(Protocol):
-    """What the loop needs of a scheduler (``kubesched.scheduler.Scheduler``)."""
+class SchedulerPort(Protocol):
+    """What the loop needs of a scheduler (``kubesched.scheduler.scheduler.Scheduler``)."""
 
     @property
     def queue(self) -> _Queue: ...
@@ -114,7 +114,7 @@ class RunStats:
 
 def drive(
     backend: Backend,
-    sched: Scheduler,
+    sched: SchedulerPort,
     stats: RunStats,
     *,
     until: int | None = None,
