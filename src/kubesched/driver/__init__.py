@@ -16,9 +16,10 @@ later): what any cluster needs to run one kube-scheduler and report on it.
 
 The simulated backend (``kubesched.sim``) is ``sim.cluster.Cluster``: its engine
 is the clock and the schedule of changes, ``flush`` publishes its queued
-events to its watchers, and it is the scheduler's reader, writer and
-recorder; ``sim.simulation.Simulation`` only wires engine, cluster, record and
-scheduler together and calls ``drive``.
+events to its watchers (the record among them), it is the scheduler's reader
+and writer, and its ``RunRecord`` is the scheduler's recorder;
+``sim.simulation.Simulation`` only wires engine, cluster, record and scheduler
+together and calls ``drive``.
 
 A live backend reuses all of this unchanged. It implements ``Backend`` over an
 API server: ``now`` is the wall clock (nanoseconds since the run started);

@@ -80,7 +80,7 @@ class RunRecord:
     """What happened in a run (see the module docstring)."""
 
     def __init__(self, clock: Clock, *, watch: bool = False) -> None:
-        self._clock = clock
+        self._now = clock.now
         self.watch = watch
         self.lives: dict[str, PodLife] = {}
         """Every pod that ever existed, by uid, in the order they appeared."""
@@ -121,7 +121,7 @@ class RunRecord:
 
     # ------------------------------------------------------------------ pods
     def on_pod_add(self, pod: Pod) -> None:
-        now = self._clock.now()
+        now = self._now()
         self.lives[pod.uid] = PodLife(
             pod,
             now,
@@ -132,11 +132,12 @@ class RunRecord:
             self.watch_lines.append(WatchLine(now, pod))
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
-        life = self.lives.get(new.uid)
-        if life is None:
+        try:
+            life = self.lives[new.uid]
+        except KeyError:
             self.on_pod_add(new)  # first seen changing (a live run's pod from before)
             return
-        now = self._clock.now()
+        now = self._now()
         life.pod = new
         if new.node_name and not old.node_name:
             life.scheduled_at = now
@@ -150,7 +151,7 @@ class RunRecord:
         if life is None:
             self.on_pod_add(pod)
             life = self.lives[pod.uid]
-        now = self._clock.now()
+        now = self._now()
         life.pod = pod
         life.deleted_at = now
         if life.deletion_reason is None:
@@ -194,7 +195,7 @@ class RunRecord:
     ) -> None:
         self.events.append(
             EventRecord(
-                self._clock.now(),
+                self._now(),
                 type_,
                 reason,
                 regarding.key,
@@ -208,7 +209,7 @@ class RunRecord:
     ) -> None:
         self.preemptions.append(
             PreemptionRecord(
-                self._clock.now(),
+                self._now(),
                 preemptor.key,
                 node,
                 [v.key for v in victims],
@@ -222,6 +223,6 @@ class RunRecord:
         """An event about a controller's object (not a pod)."""
         self.events.append(
             EventRecord(
-                self._clock.now(), type_, reason, f"{namespace}/{name}", None, message, kind
+                self._now(), type_, reason, f"{namespace}/{name}", None, message, kind
             )
         )

@@ -13,9 +13,9 @@ It plays the API server, the kubelet and the pod garbage collector:
   as informers would between scheduling cycles;
 - is the ``Backend`` the drive loop runs (``kubesched.driver.loop``): its engine
   is the clock and the schedule of changes;
-- feeds the run's ``RunRecord`` through the ports: the record watches every
-  event, takes the Kubernetes events and preemptions it records
-  (``EventRecorder``) and the reason of every deletion it makes;
+- owns the run's ``RunRecord``, fed through the ports: the record watches
+  every event, is the scheduler's ``EventRecorder`` (and takes the controllers'
+  events), and is told the reason of every deletion the cluster makes;
 - keeps the storage objects and runs their controllers (``kubesched.sim.storage``).
 """
 
@@ -359,6 +359,8 @@ class Cluster:
         self.volumes.update_pvc(pvc)
 
     # ------------------------------------------------------------------ EventRecorder
+    # The record is the recorder (``Simulation`` hands it to the scheduler); these
+    # forward to it for the backend's own controllers and for tests.
     def event(
         self,
         regarding: Pod,

@@ -56,7 +56,7 @@ class Simulation:
             rng=random.Random(f"{self.seed}/scheduler"),
             reader=self.cluster,
             writer=self.cluster,
-            recorder=self.cluster,
+            recorder=self.cluster.record,
             metrics=self.metrics,
         )
         self.cluster.watchers.append(self.scheduler)
