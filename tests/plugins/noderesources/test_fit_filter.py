@@ -10,17 +10,17 @@ import pytest
 from kubesched.api.types import Pod
 from kubesched.framework.config import NodeResourcesFitArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.resources import ResourceCheck, ResourceFit, ResourcePlan
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
-from kubesched.plugins.noderesources.fit_check import (
+from kubesched.plugins.noderesources.fit_plan import (
     REASON_TOO_MANY_PODS,
-    InsufficientResource,
-    PodRequest,
-    fits_request,
+    fit_plan,
     insufficient_reason,
 )
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import (
     EXT_A,
     EXT_B,
@@ -395,21 +395,25 @@ def test_enough_requests(
 ) -> None:
     nodes = [node_with("n1", NODE_ALLOC)]
     pods = [existing_pod] if existing_pod is not None else []
-    assert filter_both(Fit(args), pod_, nodes, pods) == [want]
+    assert filter_both(Fit(args, FakeHandle()), pod_, nodes, pods) == [want]
 
 
 def test_insufficient_resource_details_match_upstream() -> None:
     """TestEnoughRequests/extended resource allocatable enforced for multiple containers:
-    the InsufficientResource record (requested, used, capacity, unresolvable)."""
+    upstream's InsufficientResource (requested 6, used 2, capacity 5, unresolvable)
+    is the plan's check of 6 failing on a node with 5 allocatable, 2 used."""
     from kubesched.framework.snapshot import build_table
 
     table = build_table([node_with("n1", NODE_ALLOC)], [existing(c(0, 0, a=2))])
     info = table.infos[table.row_of["n1"]]
     assert info is not None
-    req = PodRequest.of(PodInfo(pod(c(1, 1, a=3), c(1, 1, a=3))).request)
-    assert fits_request(req, info) == [
-        InsufficientResource(EXT_A, insufficient_reason(EXT_A), 6, 2, 5, True)
-    ]
+    plan = fit_plan(PodInfo(pod(c(1, 1, a=3), c(1, 1, a=3))).request)
+    assert plan.checks == (
+        ResourceCheck("cpu", 2, CPU_R),
+        ResourceCheck("memory", 2, MEM_R),
+        ResourceCheck(EXT_A, 6, insufficient_reason(EXT_A)),
+    )
+    assert ResourceFit.node(plan, info) == unresolvable(insufficient_reason(EXT_A))
 
 
 # makeAllocatableResources(10, 20, 1, 0, 0, 0)
@@ -423,124 +427,133 @@ ONE_POD_ALLOC: Res = {
 }
 
 
-@pytest.mark.parametrize(
-    ("pod_", "existing_pod"),
-    [
-        pytest.param(
-            pod(),
-            existing(c(10, 20)),
-            id="TestNotEnoughRequests/even without specified resources, "
-            "predicate fails when there's no space for additional pod",
-        ),
-        pytest.param(
-            pod(c(1, 1)),
-            existing(c(5, 5)),
-            id="TestNotEnoughRequests/even if both resources fit, no space for additional pod",
-        ),
-        pytest.param(
-            pod(c(5, 1)),
-            existing(c(5, 19)),
-            id="TestNotEnoughRequests/even for equal edge case, no space for additional pod",
-        ),
-        pytest.param(
-            pod(c(5, 1), init=[c(5, 1)]),
-            existing(c(5, 19)),
-            id="TestNotEnoughRequests/equal edge case, no space for additional pod, init container",
-        ),
-    ],
-)
+NOT_ENOUGH_REQUESTS = [
+    pytest.param(
+        pod(),
+        existing(c(10, 20)),
+        id="TestNotEnoughRequests/even without specified resources, "
+        "predicate fails when there's no space for additional pod",
+    ),
+    pytest.param(
+        pod(c(1, 1)),
+        existing(c(5, 5)),
+        id="TestNotEnoughRequests/even if both resources fit, no space for additional pod",
+    ),
+    pytest.param(
+        pod(c(5, 1)),
+        existing(c(5, 19)),
+        id="TestNotEnoughRequests/even for equal edge case, no space for additional pod",
+    ),
+    pytest.param(
+        pod(c(5, 1), init=[c(5, 1)]),
+        existing(c(5, 19)),
+        id="TestNotEnoughRequests/equal edge case, no space for additional pod, init container",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod_", "existing_pod"), NOT_ENOUGH_REQUESTS)
 def test_not_enough_requests(pod_: Pod, existing_pod: Pod) -> None:
     nodes = [node_with("n1", ONE_POD_ALLOC)]
-    assert filter_both(Fit(), pod_, nodes, [existing_pod]) == [unsched(REASON_TOO_MANY_PODS)]
+    assert filter_both(Fit(None, FakeHandle()), pod_, nodes, [existing_pod]) == [
+        unsched(REASON_TOO_MANY_PODS)
+    ]
 
 
 def test_too_many_pods_is_never_unresolvable_and_keeps_other_reasons() -> None:
     """ "Too many pods" comes first and alone never makes the status unresolvable."""
     nodes = [node_with("n1", {"cpu": "2m", "memory": 20, "pods": 0})]
-    assert filter_both(Fit(), pod(c(1, 1)), nodes) == [unsched(REASON_TOO_MANY_PODS)]
-    assert filter_both(Fit(), pod(c(3, 1)), nodes) == [unresolvable(REASON_TOO_MANY_PODS, CPU_R)]
+    assert filter_both(Fit(None, FakeHandle()), pod(c(1, 1)), nodes) == [
+        unsched(REASON_TOO_MANY_PODS)
+    ]
+    assert filter_both(Fit(None, FakeHandle()), pod(c(3, 1)), nodes) == [
+        unresolvable(REASON_TOO_MANY_PODS, CPU_R)
+    ]
 
 
-@pytest.mark.parametrize(
-    ("pod_", "existing_pod", "want"),
-    [
-        pytest.param(
-            pod(c(1, 1)),
-            existing(c(2, 10)),
-            OK,
-            id="TestStorageRequests/empty storage requested, and pod fits",
-        ),
-        pytest.param(
-            pod({"ephemeral-storage": 25}),
-            existing(c(2, 2)),
-            unresolvable(EPH_R),
-            id="TestStorageRequests/storage ephemeral local storage request exceeds allocatable",
-        ),
-        pytest.param(
-            pod(),
-            existing({"cpu": "2m", "memory": 2, "ephemeral-storage": 10}),
-            OK,
-            id="TestStorageRequests/ephemeral local storage is sufficient",
-        ),
-        pytest.param(
-            pod({"ephemeral-storage": 10}), existing(c(2, 2)), OK, id="TestStorageRequests/pod fits"
-        ),
-        pytest.param(
-            pod({"ephemeral-storage": 11}),
-            existing({"ephemeral-storage": 10}),
-            unsched(EPH_R),
-            id="ephemeral storage short now but not in total is resolvable",
-        ),
-    ],
-)
+STORAGE_REQUESTS = [
+    pytest.param(
+        pod(c(1, 1)),
+        existing(c(2, 10)),
+        OK,
+        id="TestStorageRequests/empty storage requested, and pod fits",
+    ),
+    pytest.param(
+        pod({"ephemeral-storage": 25}),
+        existing(c(2, 2)),
+        unresolvable(EPH_R),
+        id="TestStorageRequests/storage ephemeral local storage request exceeds allocatable",
+    ),
+    pytest.param(
+        pod(),
+        existing({"cpu": "2m", "memory": 2, "ephemeral-storage": 10}),
+        OK,
+        id="TestStorageRequests/ephemeral local storage is sufficient",
+    ),
+    pytest.param(
+        pod({"ephemeral-storage": 10}), existing(c(2, 2)), OK, id="TestStorageRequests/pod fits"
+    ),
+    pytest.param(
+        pod({"ephemeral-storage": 11}),
+        existing({"ephemeral-storage": 10}),
+        unsched(EPH_R),
+        id="ephemeral storage short now but not in total is resolvable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod_", "existing_pod", "want"), STORAGE_REQUESTS)
 def test_storage_requests(pod_: Pod, existing_pod: Pod, want: Status) -> None:
     nodes = [node_with("n1", NODE_ALLOC)]
-    assert filter_both(Fit(), pod_, nodes, [existing_pod]) == [want]
+    assert filter_both(Fit(None, FakeHandle()), pod_, nodes, [existing_pod]) == [want]
 
 
-@pytest.mark.parametrize(
-    ("pod_", "want"),
-    [
-        pytest.param(
-            pod({}),
-            OK,
-            id="TestRestartableInitContainers/allow pod without restartable init containers",
-        ),
-        pytest.param(
-            pod({}, sidecars=[{}]),
-            OK,
-            id="TestRestartableInitContainers/allow pod with restartable init containers",
-        ),
-        pytest.param(
-            pod({"cpu": "1m"}, sidecars=[{"cpu": "1m"}]),
-            OK,
-            id="TestRestartableInitContainers/allow pod if the total requested resources "
-            "do not exceed the node's allocatable resources",
-        ),
-        pytest.param(
-            pod({"cpu": "1m"}, sidecars=[{"cpu": "2m"}]),
-            unresolvable(CPU_R),
-            id="TestRestartableInitContainers/not allow pod if the total requested "
-            "resources do exceed the node's allocatable resources",
-        ),
-    ],
-)
+# makeAllocatableResources(2, 0, 1, 0, 0, 0); SidecarContainers is GA.
+SIDECAR_ALLOC: Res = {
+    "cpu": "2m",
+    "memory": 0,
+    "pods": 1,
+    EXT_A: 0,
+    "ephemeral-storage": 0,
+    HUGEPAGES_A: 0,
+}
+RESTARTABLE_INIT_CONTAINERS = [
+    pytest.param(
+        pod({}),
+        OK,
+        id="TestRestartableInitContainers/allow pod without restartable init containers",
+    ),
+    pytest.param(
+        pod({}, sidecars=[{}]),
+        OK,
+        id="TestRestartableInitContainers/allow pod with restartable init containers",
+    ),
+    pytest.param(
+        pod({"cpu": "1m"}, sidecars=[{"cpu": "1m"}]),
+        OK,
+        id="TestRestartableInitContainers/allow pod if the total requested resources "
+        "do not exceed the node's allocatable resources",
+    ),
+    pytest.param(
+        pod({"cpu": "1m"}, sidecars=[{"cpu": "2m"}]),
+        unresolvable(CPU_R),
+        id="TestRestartableInitContainers/not allow pod if the total requested "
+        "resources do exceed the node's allocatable resources",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod_", "want"), RESTARTABLE_INIT_CONTAINERS)
 def test_restartable_init_containers(pod_: Pod, want: Status) -> None:
-    # makeAllocatableResources(2, 0, 1, 0, 0, 0); SidecarContainers is GA.
-    nodes = [
-        node_with(
-            "n1",
-            {"cpu": "2m", "memory": 0, "pods": 1, EXT_A: 0, "ephemeral-storage": 0, HUGEPAGES_A: 0},
-        )
-    ]
-    assert filter_both(Fit(), pod_, nodes) == [want]
+    nodes = [node_with("n1", SIDECAR_ALLOC)]
+    assert filter_both(Fit(None, FakeHandle()), pod_, nodes) == [want]
 
 
 def test_pre_filter_disabled() -> None:
     """TestPreFilterDisabled: Filter without PreFilter state is an Error (no rejection)."""
     from kubesched.framework.types import NodeInfo
 
-    plugin = Fit()
+    plugin = Fit(None, FakeHandle())
     st = plugin.filter(CycleState(), PodInfo(pod()), NodeInfo(node_with("n1", {})))
     assert st.code == Code.ERROR
     assert PRE_FILTER_STATE_KEY in st.message()
@@ -550,14 +563,14 @@ def test_pre_filter_disabled() -> None:
 
 
 def test_pre_filter_has_no_extensions_and_succeeds() -> None:
-    plugin = Fit()
+    plugin = Fit(None, FakeHandle())
     state = CycleState()
     from kubesched.framework.nodetable import NodeTable
 
     result, st = plugin.pre_filter(state, PodInfo(pod(c(1, 1))), NodeTable())
     assert result is None and st.is_success()
     assert plugin.pre_filter_extensions() is None
-    assert isinstance(state.read(PRE_FILTER_STATE_KEY), PodRequest)
+    assert isinstance(state.read(PRE_FILTER_STATE_KEY), ResourcePlan)
 
 
 def test_vector_filter_statuses_are_shared_per_failure_combination() -> None:
@@ -572,7 +585,7 @@ def test_vector_filter_statuses_are_shared_per_failure_combination() -> None:
         node_with("both", {"cpu": "1m", "memory": 1, "pods": 5}),
     ]
     table = build_table(nodes)
-    plugin = Fit()
+    plugin = Fit(None, FakeHandle())
     state = CycleState()
     pi = PodInfo(pod(c(5, 5)))
     plugin.pre_filter(state, pi, table)
@@ -586,23 +599,24 @@ def test_vector_filter_statuses_are_shared_per_failure_combination() -> None:
     assert len({i for i in idx.values() if i >= 0}) == 2
 
 
-def test_failure_masks_evaluate_what_if_requested_matrices() -> None:
+def test_what_if_evaluates_requested_matrices() -> None:
     """Preemption-style what-if: removing a victim's request from ``requested``
     turns "Insufficient cpu" (resolvable) into a fit."""
+    import numpy as np
+
     from kubesched.framework.snapshot import build_table
-    from kubesched.plugins.noderesources.fit_check import failure_masks, verdicts_from_masks
 
     victim = resource_pod("victim", c(8, 1), node="n1")
     table = build_table([node_with("n1", NODE_ALLOC)], [victim])
-    req = PodRequest.of(PodInfo(pod(c(5, 1))).request)
-    row = table.row_of["n1"]
-    masks = failure_masks(req, table.allocatable, table.requested, table.res_index)
-    assert masks is not None
-    v = verdicts_from_masks(req, masks)
-    assert v.statuses[v.index[row]] == unsched(CPU_R)
-    without_victim = table.requested.copy()
-    without_victim[row, : len(table.request_vector(PodInfo(victim)))] -= table.request_vector(
-        PodInfo(victim)
-    )
-    masks2 = failure_masks(req, table.allocatable, without_victim, table.res_index)
-    assert masks2 is not None and masks2[row] == 0
+    plugin = Fit(None, FakeHandle(table))
+    state = CycleState()
+    pi = PodInfo(pod(c(5, 1)))
+    plugin.pre_filter(state, pi, table)
+    rows = np.array([table.row_of["n1"]], dtype=np.int64)
+    v = plugin.filter_what_if(state, pi, rows, table.requested[rows])
+    assert v is not None and v.statuses[v.index[0]] == unsched(CPU_R)
+    vec = table.request_vector(PodInfo(victim))
+    without_victim = table.requested[rows].copy()
+    without_victim[0, : len(vec)] -= vec
+    v = plugin.filter_what_if(state, pi, rows, without_victim)
+    assert v is not None and v.index[0] == -1

@@ -22,6 +22,7 @@ from kubesched.plugins.noderesources.fit_hints import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_event,
 )
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import EXT_A, EXT_B, cap_node, resource_pod
 
 QUEUE = QueueingHint.QUEUE
@@ -31,7 +32,7 @@ SKIP = QueueingHint.SKIP
 def test_events_to_register() -> None:
     """TestEventsToRegister/Register events with InPlacePodVerticalScaling and
     SchedulingQueueHint enabled (both on by default in v1.36)."""
-    plugin = Fit()
+    plugin = Fit(None, FakeHandle())
     assert isinstance(plugin, EnqueueExtensions)
     events = [e.event for e in plugin.events_to_register()]
     assert events == [

@@ -15,6 +15,7 @@ from kubesched.framework.config import (
     UtilizationShapePoint,
 )
 from kubesched.plugins.noderesources import Fit
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, req_pod, resource_pod, score_both
 
 SHAPE_DOWN = (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
@@ -144,14 +145,16 @@ def test_fit_score(
     pre_score: bool,
     want: list[int],
 ) -> None:
-    assert score_both(Fit(args), pod, nodes, existing, run_pre_score=pre_score) == want
+    assert (
+        score_both(Fit(args, FakeHandle()), pod, nodes, existing, run_pre_score=pre_score) == want
+    )
 
 
 def test_default_strategy_is_least_allocated_cpu_memory() -> None:
-    plugin = Fit()
+    plugin = Fit(None, FakeHandle())
     assert plugin.args.scoring_strategy.type == LEAST_ALLOCATED
     assert score_both(plugin, SMALL, two_nodes(), EXISTING) == [32, 63]
 
 
 def test_fit_has_no_score_extensions() -> None:
-    assert Fit().score_extensions() is None
+    assert Fit(None, FakeHandle()).score_extensions() is None

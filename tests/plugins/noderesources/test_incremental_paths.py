@@ -1,8 +1,8 @@
 """Property: the incremental vector paths of NodeResourcesFit and
 NodeResourcesBalancedAllocation stay exact while the cluster changes.
 
-The Filter keeps, per pod request, the status of every table slot
-(``fit_check._Plan``) and the scorers keep every slot's score
+The Filter keeps, per resource plan, the status of every table slot
+(``framework.resources.ResourceFit``) and the scorers keep every slot's score
 (``RowScoreCache``); both are brought up to date from the table's change log.
 Here a random sequence of cluster changes (pods bound, assumed, confirmed,
 forgotten and removed; nodes added, updated and removed) runs through the
@@ -36,10 +36,9 @@ from kubesched.plugins.noderesources.balanced_allocation import (
     _balance_score_2,
     _balance_score_n,
 )
-from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
-from kubesched.plugins.noderesources.fit_check import PodRequest, _plan, failure_masks
 from kubesched.plugins.noderesources.resource_allocation import ResourceAllocation
 from kubesched.scheduler.cache import Cache
+from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.test_vector_equivalence import (
     NODE_ALLOCATABLE,
@@ -195,7 +194,7 @@ def test_incremental_paths_follow_cluster_changes(
     balanced: NodeResourcesBalancedAllocationArgs,
 ) -> None:
     world = World(scenario)
-    fit_plugin, balanced_plugin = Fit(fit), BalancedAllocation(balanced)
+    fit_plugin, balanced_plugin = Fit(fit, FakeHandle()), BalancedAllocation(balanced)
     incoming = [PodInfo(Pod(f"in{i}", spec=s)) for i, s in enumerate(scenario.specs)]
 
     def check() -> None:
@@ -214,12 +213,14 @@ def test_incremental_paths_follow_cluster_changes(
 
 @settings(max_examples=scaled(100), deadline=None)
 @given(scenario=scenarios(), fit=fit_args())
-def test_row_mask_matches_failure_masks(scenario: Scenario, fit: NodeResourcesFitArgs) -> None:
-    """The plain-Python mask of one row (``_Plan._row_mask``, used by the
-    incremental update) equals ``failure_masks`` on that row, for every live
-    row after every cluster change."""
+def test_one_row_what_if_matches_the_per_node_filter(
+    scenario: Scenario, fit: NodeResourcesFitArgs
+) -> None:
+    """The plain-Python mask of one row (``ResourceFit.what_if_row``, the form the
+    kept verdicts are updated with) on the table's requests equals the per-node
+    Filter, for every live row after every cluster change."""
     world = World(scenario)
-    plugin = Fit(fit)
+    plugin = Fit(fit, FakeHandle())
     incoming = [PodInfo(Pod(f"in{i}", spec=s)) for i, s in enumerate(scenario.specs)]
 
     def check() -> None:
@@ -227,17 +228,13 @@ def test_row_mask_matches_failure_masks(scenario: Scenario, fit: NodeResourcesFi
         for pi in incoming:
             state = CycleState()
             plugin.pre_filter(state, pi, table)
-            req = state.get(PRE_FILTER_STATE_KEY)
-            assert isinstance(req, PodRequest)
-            plan = _plan(req, table)
-            if plan.need is None:
-                continue  # no incremental path for this request
+            plan = plugin.resource_plan(state, pi)
+            assert plan is not None
             for r in table.order.tolist():
-                want = failure_masks(
-                    req, table.allocatable[r : r + 1], table.requested[r : r + 1], table.res_index
-                )
-                assert want is not None
-                assert plan._row_mask(table, r, table.free[r].tolist()) == int(want[0])
+                info = table.infos[r]
+                assert info is not None
+                got = plugin.resource_fit.what_if_row(plan, table, r, table.requested[r].tolist())
+                assert got == plugin.filter(state, pi, info)
 
     check()
     for op in scenario.ops:

@@ -19,6 +19,7 @@ from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.least_allocated import least_requested_score
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, req_pod, score_both
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -27,7 +28,10 @@ EXTENDED_SET = (*DEFAULT, ResourceSpec(EXT, 1))
 
 
 def fit(resources: tuple[ResourceSpec, ...]) -> Fit:
-    return Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, resources)))
+    return Fit(
+        NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, resources)),
+        FakeHandle(),
+    )
 
 
 def nodes(*specs: tuple[str, dict[str, str | int]]) -> list[Node]:

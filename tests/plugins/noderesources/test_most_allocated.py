@@ -16,6 +16,7 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import Fit
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, req_pod, score_both
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -25,7 +26,10 @@ TWO_PODS_REQ = req_pod("p", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "
 
 
 def fit(resources: tuple[ResourceSpec, ...]) -> Fit:
-    return Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, resources)))
+    return Fit(
+        NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, resources)),
+        FakeHandle(),
+    )
 
 
 def nodes(*specs: tuple[str, dict[str, str | int]]) -> list[Node]:

@@ -23,11 +23,12 @@ from kubesched.plugins.noderesources import (
     BalancedAllocation,
     Fit,
 )
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, node_set, req_pod
 
 
 def test_fit_implements_its_extension_points() -> None:
-    fit: VectorFilterPlugin = Fit()
+    fit: VectorFilterPlugin = Fit(None, FakeHandle())
     assert isinstance(fit, PreFilterPlugin)
     assert isinstance(fit, VectorFilterPlugin)
     assert isinstance(fit, PreScorePlugin)
@@ -48,12 +49,12 @@ def test_vector_score_defers_to_the_per_node_error_without_resources() -> None:
     table = build_table([cap_node("n1", {"cpu": "1"})])
     ns = node_set(table, ["n1"])
     pi = PodInfo(req_pod("p", {"cpu": "1"}))
-    fit = Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=())))
+    fit = Fit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=())), FakeHandle())
     assert fit.score_vector(CycleState(), pi, ns) is None
     ba = BalancedAllocation(NodeResourcesBalancedAllocationArgs(resources=()))
     assert ba.score_vector(CycleState(), pi, ns) is None
 
 
 def test_plugins_accept_the_factory_signature() -> None:
-    assert Fit(NodeResourcesFitArgs(), None).args == NodeResourcesFitArgs()
+    assert Fit(NodeResourcesFitArgs(), FakeHandle()).args == NodeResourcesFitArgs()
     assert BalancedAllocation(None, None).args == NodeResourcesBalancedAllocationArgs()

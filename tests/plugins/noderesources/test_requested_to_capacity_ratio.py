@@ -24,6 +24,7 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     go_round,
     go_round_vec,
 )
+from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, node_with, req_pod, score_both
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -35,7 +36,8 @@ def fit(resources: tuple[ResourceSpec, ...], shape: tuple[UtilizationShapePoint,
     return Fit(
         NodeResourcesFitArgs(
             scoring_strategy=ScoringStrategy(REQUESTED_TO_CAPACITY_RATIO, resources, shape)
-        )
+        ),
+        FakeHandle(),
     )
 
 

@@ -29,6 +29,7 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 
 SCALARS = [
@@ -159,10 +160,10 @@ def test_vector_paths_match_per_node_paths(
 ) -> None:
     table = _table(cluster)
     pi = PodInfo(Pod("incoming", spec=spec))
-    check_filter(table, pi, Fit(fit))
+    check_filter(table, pi, Fit(fit, FakeHandle()))
     names = data.draw(st.permutations(sorted(table.row_of)))
     ns = NodeSet(table, table.rows_named(names))
-    check_fit_score(ns, pi, Fit(fit), run_pre_score=data.draw(st.booleans()))
+    check_fit_score(ns, pi, Fit(fit, FakeHandle()), run_pre_score=data.draw(st.booleans()))
     check_balanced_score(ns, pi, BalancedAllocation(balanced))
 
 

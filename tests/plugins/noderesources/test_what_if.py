@@ -1,8 +1,8 @@
 """Property: NodeResourcesFit's what-if forms (``filter_what_if``,
-``passes_what_if``, ``what_if_columns``), which preemption's batched dry run
+``filter_what_if_row``, ``passes_what_if``), which preemption's batched dry run
 uses on "requested minus victims plus nominated pods" matrices, give exactly
-what the reference mask path (``failure_masks`` + ``verdicts_from_masks``)
-gives on the same matrices: same pass/fail, same statuses (reasons, code)."""
+what fitsRequest gives on the same numbers (``tests.framework.test_resources.
+reference``): same pass/fail, same statuses (reasons, code)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,8 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
-from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
-from kubesched.plugins.noderesources.fit_check import (
-    PodRequest,
-    _plan,
-    failure_masks,
-    verdicts_from_masks,
-)
 from tests.fakes import FakeHandle
+from tests.framework.test_resources import reference
 from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.test_vector_equivalence import (
     Cluster,
@@ -47,34 +41,19 @@ def _check(
 ) -> None:
     state = CycleState()
     plugin.pre_filter(state, pi, table)
-    req = state.get(PRE_FILTER_STATE_KEY)
-    assert isinstance(req, PodRequest)
-    masks = failure_masks(req, table.allocatable[rows], requested, table.res_index)
-    assert masks is not None
-    want = verdicts_from_masks(req, masks)
+    plan = plugin.resource_plan(state, pi)
+    assert plan is not None
+    want = [
+        reference(plan, table, r, q) for r, q in zip(rows.tolist(), requested.tolist(), strict=True)
+    ]
     got = plugin.filter_what_if(state, pi, rows, requested)
     assert got is not None
-    assert _statuses(got.index, got.statuses) == _statuses(want.index, want.statuses)
-    plan = _plan(req, table)
-    if plan.need is not None:
-        # The plain-Python form for a few rows, on any number of rows.
-        small = plan.verdicts_small(table, rows, requested)
-        assert _statuses(small.index, small.statuses) == _statuses(want.index, want.statuses)
-    # One row at a time, as Python scalars (None only without the column form).
+    assert _statuses(got.index, got.statuses) == want
     for k, row in enumerate(rows.tolist()):
-        one = plugin.filter_what_if_row(state, pi, row, requested[k].tolist())
-        if plan.need_cols is None:
-            assert one is None
-        else:
-            assert one == _statuses(want.index, want.statuses)[k]
+        assert plugin.filter_what_if_row(state, pi, row, requested[k].tolist()) == want[k]
     passes = plugin.passes_what_if(state, pi, rows, requested)
     assert passes is not None
-    assert passes.tolist() == (masks == 0).tolist()
-    columns = plugin.what_if_columns(state, pi)
-    if columns is not None:
-        cols, need = columns
-        free = table.allocatable[rows][:, cols] - requested[:, cols]
-        assert (free >= need).all(axis=1).tolist() == (masks == 0).tolist()
+    assert passes.tolist() == [s.is_success() for s in want]
 
 
 @settings(max_examples=scaled(200), deadline=None)

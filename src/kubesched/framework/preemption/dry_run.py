@@ -20,17 +20,17 @@ node only depends on the node's summed requests. Then, for a batch of rows:
    whole batch (failing nodes keep their exact status);
 4. victims are reprieved slot by slot: slot ``j`` adds the j-th victim of
    every node back, one what-if call decides for all nodes at once. When the
-   only active filter that depends on a node's pods is NodeResourcesFit, this
-   runs on its checked columns alone (``ports.WhatIfColumnsFilter``: fits exactly
-   when ``allocatable - requested >= need`` on each), column-major, with no
-   framework call per slot (static filters passed in step 3 already).
+   only active filter that depends on a node's pods is a resource filter
+   (NodeResourcesFit, ``resources.ResourceFilterPlugin``), its evaluator's
+   ``ResourceFit.reprieve`` does this on the plan alone, with no framework call
+   per slot (static filters passed in step 3 already).
 
 Step 1 is cached per row in arrays (``VictimCache``) when it cannot depend on
 anything else. Victim lists are built only for the rows the Evaluator
 asks about (``VictimBatch.victims``): rows past its stop point cost array
 work only. Under the same conditions, with spec-determined filters, each
 row's whole answer is kept too (``answers.py``): a batch computes only the
-rows whose answer went stale (a few of them in plain Python,
+rows whose answer went stale (a few of them straight into the kept answers,
 ``VictimBatcher._answer_small``) and reads the others. The per-node path
 remains the reference; tests compare both on random clusters.
 """
@@ -45,11 +45,11 @@ import numpy as np
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Handle, is_static_filter
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.answers import AnswerKey
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import MSG_NO_VICTIMS, VictimOrder
-from kubesched.framework.preemption.ports import AskColumns, HandleExtras, WhatIfColumnsFilter
+from kubesched.framework.preemption.ports import HandleExtras
 from kubesched.framework.preemption.victim_cache import (
     NodeVictims,
     VictimCache,
@@ -57,6 +57,7 @@ from kubesched.framework.preemption.victim_cache import (
     node_victims,
 )
 from kubesched.framework.preemption.victims import VictimStats, victim_stat_columns, victim_stats
+from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import PodInfo
 
@@ -68,7 +69,6 @@ class VictimBatcher:
 
     __slots__ = (
         "_answer_key",
-        "_ask_columns",
         "_cacheable",
         "_default_order",
         "_defaults",
@@ -79,6 +79,7 @@ class VictimBatcher:
         "_order",
         "_pdbs",
         "_pod",
+        "_resource_filter",
         "_state",
         "cache",
     )
@@ -107,8 +108,8 @@ class VictimBatcher:
         candidates: batches hand out ``VictimStats`` columns."""
         self._cacheable = self._defaults and not pdbs
         self._load: tuple[int, IntArray | None] | None = None
-        self._ask_columns: Any = cache.ask_columns.get(state.skip_filter_plugins, _UNKNOWN)
-        """``_find_columns()`` once known (it depends on the skipped filters only)."""
+        self._resource_filter: Any = cache.resource_filters.get(state.skip_filter_plugins, _UNKNOWN)
+        """``_find_resource_filter()`` once known (it depends on the skipped filters only)."""
         runtime = extras.runtime
         self._answer_key: tuple[int, int, frozenset[str], int] | None = None
         """(framework, spec facts, skipped filters, priority) when whole answers
@@ -185,15 +186,15 @@ class VictimBatcher:
         )
 
     def _answer_small(self, rows: IntArray, nominated: IntArray | None) -> bool | None:
-        """``_run`` for a few rows, in plain Python where numpy's per-call cost
-        dominates, straight into the kept answers: the same what-if call for
-        "every victim removed", then the reprieve on the fit columns and the
-        victims' stats row by row. False when its condition does not hold (no
-        fit columns); None when the filters cannot answer (as ``_run``)."""
-        columns = self._columns()
-        if columns is None:
+        """``_run`` for a few rows, straight into the kept answers (numpy's per-call
+        cost dominates there): the same what-if call for "every victim removed",
+        then the resource filter's reprieve and the victims' stats row by row.
+        False when its condition does not hold (no resource filter alone); None
+        when the filters cannot answer (as ``_run``)."""
+        resources = self._resources()
+        if resources is None:
             return False
-        cols, need = columns
+        fit, plan = resources
         cache, answers = self.cache, self.cache.answers
         counts = cache.count.take(rows).tolist()
         h = self._handle
@@ -203,6 +204,7 @@ class VictimBatcher:
         statuses: list[Status] = [unresolvable(MSG_NO_VICTIMS)]
         status_of = [0] * len(row_list)  # index into statuses; -1: a candidate
         passes: list[int] = []
+        stays: list[list[bool]] = []
         if live:
             live_rows = rows.take(live)
             base = cache.base.take(live_rows, axis=0)
@@ -228,24 +230,17 @@ class VictimBatcher:
                         passes.append(k)
                     else:
                         status_of[live[k]] = i + 1
-            base_cols = base[:, cols].tolist() if passes else []
-        need_l = need.tolist()
-        width = len(need_l)
+            if passes:
+                fit_rows = live_rows.take(passes)
+                longest = max(counts[live[k]] for k in passes)
+                victims = cache.requests.take(fit_rows, axis=0)[:, :longest]
+                slots = fit.reprieve(plan, table, fit_rows, base.take(passes, axis=0), victims)
+                stays = slots.T.tolist()
         kept: list[tuple[int, list[bool], VictimStats]] = []
-        for k in passes:
+        for k, row_stays in zip(passes, stays, strict=True):
             i = live[k]
             r = row_list[i]
-            n = counts[i]
-            alloc = table.allocatable[r, cols].tolist()
-            free = [a - b for a, b in zip(alloc, base_cols[k], strict=True)]
-            reqs = cache.requests[r, :n][:, cols].tolist()
-            victim = [False] * n
-            for j in range(n):
-                after = [free[c] - reqs[j][c] for c in range(width)]
-                if all(after[c] >= need_l[c] for c in range(width)):
-                    free = after
-                else:
-                    victim[j] = True
+            victim = row_stays[: counts[i]]
             if not any(victim):
                 status_of[i] = len(statuses)
                 statuses.append(
@@ -413,9 +408,10 @@ class VictimBatcher:
             else:
                 v_prio = v_start = _NO_INTS
         cur = base_m.take(fits, axis=0)
-        columns = self._columns() if max_len else None
-        if columns is not None:
-            victim_slots = _reprieve(table, fit_rows, cur, requests, *columns)
+        resources = self._resources() if max_len else None
+        if resources is not None:
+            fit, plan = resources
+            victim_slots = fit.reprieve(plan, table, fit_rows, cur, requests)
         else:
             generic = self._reprieve_generic(fit_rows, cur, requests, lens)
             if generic is None:
@@ -491,23 +487,22 @@ class VictimBatcher:
             victim_slots[sel[~ok], j] = True
         return victim_slots
 
-    def _columns(self) -> tuple[IntArray, IntArray] | None:
-        """``(cols, need)`` of the only active filter that depends on a node's pods,
-        when it answers what-ifs by columns (NodeResourcesFit's
-        ``what_if_columns``); None otherwise (the reprieve loop then asks the
-        framework). Static filters need no asking: every row reprieved on
-        passed them in the "all victims removed" check."""
-        ask = self._ask_columns
-        if ask is _UNKNOWN:
-            ask = self._ask_columns = self._find_columns()
-            self.cache.ask_columns[self._state.skip_filter_plugins] = ask
-        if ask is None:
+    def _resources(self) -> tuple[ResourceFit, ResourcePlan] | None:
+        """The evaluator and this cycle's plan of the only active filter that depends
+        on a node's pods, when it is a resource filter; None otherwise (the reprieve
+        loop then asks the framework). Static filters need no asking: every row
+        reprieved on passed them in the "all victims removed" check."""
+        found = self._resource_filter
+        if found is _UNKNOWN:
+            found = self._resource_filter = self._find_resource_filter()
+            self.cache.resource_filters[self._state.skip_filter_plugins] = found
+        if found is None:
             return None
-        got: tuple[IntArray, IntArray] | None = ask(self._state, self._pod)
-        return got
+        plan = found.resource_plan(self._state, self._pod)
+        return None if plan is None else (found.resource_fit, plan)
 
-    def _find_columns(self) -> AskColumns | None:
-        """The ``what_if_columns`` of the only active non-static filter, or None."""
+    def _find_resource_filter(self) -> ResourceFilterPlugin | None:
+        """The only active non-static filter if it is a resource filter, or None."""
         runtime = self._extras.runtime
         if runtime is None:
             return None
@@ -519,38 +514,7 @@ class VictimBatcher:
             if found is not None:
                 return None
             found = p
-        if isinstance(found, WhatIfColumnsFilter):
-            return found.what_if_columns
-        return None
-
-
-def _reprieve(
-    table: NodeTable,
-    rows: IntArray,
-    cur: IntArray,
-    requests: IntArray,
-    cols: IntArray,
-    need: IntArray,
-) -> BoolArray:
-    """Step 4 on the columns a row's fit depends on: a row passes when its free
-    amounts (``allocatable - requested``) are at least ``need`` on every column of
-    ``cols``. ``cur[i]``: the summed requests of ``rows[i]`` with every potential
-    victim gone (it passes); ``requests[i, j]``: the j-th potential victim's
-    request (zero past the last: adding nothing keeps the row passing, so padded
-    slots are never victims). Returns ``slots[j, i]`` (slot-major): the j-th
-    potential victim of row i stays a victim. Works column-major: reductions
-    over a few columns are several times faster along axis 0."""
-    n, m = requests.shape[0], requests.shape[1]
-    free = np.ascontiguousarray((table.allocatable.take(rows, axis=0)[:, cols] - cur[:, cols]).T)
-    reqs = np.ascontiguousarray(requests[:, :, cols].transpose(1, 2, 0))  # (slot, col, row)
-    need_c = need[:, None]
-    slots = np.empty((m, n), dtype=np.bool_)
-    for j in range(m):
-        after = free - reqs[j]
-        ok = np.logical_and.reduce(after >= need_c, axis=0)
-        np.logical_not(ok, out=slots[j])
-        np.copyto(free, after, where=ok)
-    return slots
+        return found if isinstance(found, ResourceFilterPlugin) else None
 
 
 _UNKNOWN: Final = object()

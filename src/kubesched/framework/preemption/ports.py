@@ -1,16 +1,17 @@
 """What the batched dry run uses of the runtime beyond ``Handle``, as explicit Protocols.
 
-The runtime ``Framework`` (the only ``Handle`` there is), the scheduler's
-nominator and NodeResourcesFit offer a few more methods than the framework's
-Protocols declare; the batched dry run uses them when present and otherwise
-takes a slower, equal path. They are declared here rather than probed by name,
-and resolved once per Evaluator (``HandleExtras.of``): ``isinstance`` on a
-``runtime_checkable`` Protocol costs tens of microseconds.
+The runtime ``Framework`` (the only ``Handle`` there is) and the scheduler's
+nominator offer a few more methods than the framework's Protocols declare; the
+batched dry run uses them when present and otherwise takes a slower, equal path.
+They are declared here rather than probed by name, and resolved once per
+Evaluator (``HandleExtras.of``): ``isinstance`` on a ``runtime_checkable``
+Protocol costs tens of microseconds. (A resource filter's evaluator is reached
+through ``framework.resources.ResourceFilterPlugin``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -44,21 +45,6 @@ class DenseNominatedLoad(Protocol):
         """``Nominator.nominated_load`` as a (capacity, width) matrix over table rows
         (None: no pod counts); read-only."""
         ...
-
-
-@runtime_checkable
-class WhatIfColumnsFilter(Protocol):
-    """A filter whose what-if verdict is ``allocatable - requested >= need`` on some
-    resource columns (NodeResourcesFit)."""
-
-    def what_if_columns(self, state: CycleState, pod: PodInfo) -> tuple[IntArray, IntArray] | None:
-        """``(cols, need)`` for this pod (None: it cannot say)."""
-        ...
-
-
-AskColumns = Callable[[CycleState, PodInfo], tuple[IntArray, IntArray] | None]
-"""``WhatIfColumnsFilter.what_if_columns`` of the only active filter that depends
-on a node's pods."""
 
 
 @dataclass(frozen=True, slots=True)

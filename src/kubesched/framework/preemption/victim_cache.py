@@ -23,7 +23,7 @@ from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.preemption.answers import AnswerCache
 from kubesched.framework.preemption.policy import VictimOrder
-from kubesched.framework.preemption.ports import AskColumns
+from kubesched.framework.resources import ResourceFilterPlugin
 from kubesched.framework.types import NodeInfo, PodInfo
 
 
@@ -57,13 +57,13 @@ class VictimCache:
 
     __slots__ = (
         "answers",
-        "ask_columns",
         "base",
         "count",
         "layout",
         "ordered",
         "priority",
         "requests",
+        "resource_filters",
         "seq",
         "table",
         "valid",
@@ -86,9 +86,9 @@ class VictimCache:
         """Row -> its ordered potential victims (a list; replaced, never mutated)."""
         self.answers = AnswerCache(0, 0, 0)
         """Each row's whole answer on top of its entry (``answers.py``)."""
-        self.ask_columns: dict[frozenset[str], AskColumns | None] = {}
-        """Skipped filters -> ``VictimBatcher._find_columns()`` (the profile's filters
-        are fixed; a profile sees a handful of skip sets)."""
+        self.resource_filters: dict[frozenset[str], ResourceFilterPlugin | None] = {}
+        """Skipped filters -> ``VictimBatcher._find_resource_filter()`` (the profile's
+        filters are fixed; a profile sees a handful of skip sets)."""
 
     def sync(self, table: NodeTable) -> None:
         """Start over when the table or its array layout (capacity, columns) changed."""

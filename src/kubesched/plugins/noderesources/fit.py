@@ -1,28 +1,28 @@
 """NodeResourcesFit (upstream pkg/scheduler/framework/plugins/noderesources/fit.go, v1.36).
 
-- PreFilter: stores the pod's effective request (PodRequests: containers +
-  sidecars, max with init containers, pod-level requests, overhead) under
+- PreFilter: declares the pod's effective request (PodRequests: containers +
+  sidecars, max with init containers, pod-level requests, overhead) as a
+  ``ResourcePlan`` (:mod:`fit_plan`: checks, reasons, ignored resources) under
   ``PreFilterNodeResourcesFit``. Always Success; no PreFilterExtensions (the
   state does not depend on other pods).
-- Filter: see :mod:`fit_check` (reasons, order, Unresolvable rule). Error when
-  PreFilter did not run.
+- Filter: the plan evaluated by the plugin's ``ResourceFit``
+  (:mod:`kubesched.framework.resources`: reason order, Unresolvable rule), per
+  node, over table rows, and as what-ifs on hypothetical requests for
+  preemption's dry run. Error when PreFilter did not run.
 - PreScore / Score: the configured scoring strategy (LeastAllocated by
   default, MostAllocated, RequestedToCapacityRatio) over
   ``scoringStrategy.resources``; see :mod:`resource_allocation` for the
   amounts. No NormalizeScore.
 - EventsToRegister: see :mod:`fit_hints`.
 
-Both Filter and Score have a vector form over the NodeTable that gives the
-same statuses and scores as the per-node form.
+Score has a vector form over the NodeTable that gives the same scores as the
+per-node form.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
-
-import numpy as np
-import numpy.typing as npt
 
 from kubesched.framework.config import (
     LEAST_ALLOCATED,
@@ -32,24 +32,20 @@ from kubesched.framework.config import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interfaces import NodeSet, PreFilterExtensions, ScoreExtensions, Verdicts
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.interfaces import (
+    Handle,
+    NodeSet,
+    PreFilterExtensions,
+    ScoreExtensions,
+    Verdicts,
+)
+from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.resources import ResourceFit, ResourcePlan
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import fit_hints
-from kubesched.plugins.noderesources.fit_check import (
-    IgnoredResources,
-    PodRequest,
-    fits_request,
-    fits_rows,
-    fits_vector,
-    passes_rows,
-    status_of,
-    status_what_if,
-    verdicts_rows,
-    what_if_columns,
-)
+from kubesched.plugins.noderesources.fit_plan import IgnoredResources, fit_plan
 from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
@@ -98,7 +94,7 @@ class Fit:
 
     name = NAME
 
-    def __init__(self, args: object = None, handle: object = None) -> None:
+    def __init__(self, args: object, handle: Handle) -> None:
         if args is None:
             args = NodeResourcesFitArgs()
         if not isinstance(args, NodeResourcesFitArgs):
@@ -113,91 +109,85 @@ class Fit:
         self.allocation = ResourceAllocation(args.scoring_strategy.resources, use_requested=False)
         self.scorer = make_scorer(args)
         # Keys of this plugin's per-spec memo entries (values depend on the args).
-        self._memo_request = object()
+        self._memo_plan = object()
         self._memo_pre_score = object()
         self._scores = AllocationScores(self.allocation, self.scorer)
+        self._fit = ResourceFit()
 
-    def filter_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> Verdicts | None:
-        """Filter ``rows`` as if their summed requests were ``requested`` (preemption's
-        vectorised dry run takes victims off before asking)."""
-        req = state.get(PRE_FILTER_STATE_KEY)
-        table = getattr(self.handle, "table", None)
-        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
-            return None
-        return verdicts_rows(req, table, rows, requested)
+    # -- ResourceFilterPlugin -------------------------------------------------
+    @property
+    def resource_fit(self) -> ResourceFit:
+        """The evaluator of this plugin's plans (its memos live as long as the plugin)."""
+        return self._fit
 
-    def filter_what_if_row(
-        self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
-    ) -> Status | None:
-        """``filter_what_if`` for one row, its summed requests as a list: the row's
-        status (SUCCESS when it passes); None = ask ``filter_what_if``."""
-        req = state.get(PRE_FILTER_STATE_KEY)
-        table = getattr(self.handle, "table", None)
-        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
-            return None
-        return status_what_if(req, table, row, requested)
-
-    def passes_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None:
-        """Whether ``filter_what_if`` would pass each row (no statuses built)."""
-        req = state.get(PRE_FILTER_STATE_KEY)
-        table = getattr(self.handle, "table", None)
-        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
-            return None
-        return passes_rows(req, table, rows, requested)
-
-    def what_if_columns(self, state: CycleState, pod: PodInfo) -> tuple[IntArray, IntArray] | None:
-        """``(cols, need)``: ``filter_what_if`` passes a row with summed requests
-        ``requested`` exactly when ``allocatable[cols] - requested[cols] >= need``
-        everywhere (see ``fit_check.what_if_columns``); None when that form does
-        not apply. Preemption's reprieve loop works on these columns alone."""
-        req = state.get(PRE_FILTER_STATE_KEY)
-        table = getattr(self.handle, "table", None)
-        if not isinstance(req, PodRequest) or not isinstance(table, NodeTable):
-            return None
-        return what_if_columns(req, table)
+    def resource_plan(self, state: CycleState, pod: PodInfo) -> ResourcePlan | None:
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        return plan if isinstance(plan, ResourcePlan) else None
 
     # -- PreFilter ----------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: NodeTable
     ) -> tuple[PreFilterResult | None, Status]:
         memo = pod.facts.memo
-        req = memo.get(self._memo_request)
-        if req is None:
-            req = PodRequest.of(pod.request, self.ignored)
-            memo[self._memo_request] = req
-        state.write(PRE_FILTER_STATE_KEY, req)
+        plan = memo.get(self._memo_plan)
+        if plan is None:
+            plan = fit_plan(pod.request, self.ignored)
+            memo[self._memo_plan] = plan
+        state.write(PRE_FILTER_STATE_KEY, plan)
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> PreFilterExtensions | None:
         return None
 
-    # -- Filter -------------------------------------------------------------
+    # -- Filter: every form is a call into the evaluator ----------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        req = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(req, PodRequest):
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
             return _pre_filter_state_missing()
-        insufficient = fits_request(req, node)
-        if not insufficient:
-            return SUCCESS
-        return status_of(insufficient)
+        return ResourceFit.node(plan, node)
 
     def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        req = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(req, PodRequest):
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
             return None  # the per-node path reports the error
-        return fits_vector(req, table)
+        return self._fit.rows(plan, table, None)
 
     def filter_rows(
         self, state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
     ) -> Verdicts | None:
-        req = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(req, PodRequest):
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
             return None  # the per-node path reports the error
-        return fits_rows(req, table, rows)
+        return self._fit.rows(plan, table, rows)
+
+    def filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> Verdicts | None:
+        """Filter ``rows`` of the handle's table as if their summed requests were
+        ``requested`` (preemption's dry run takes victims off before asking)."""
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
+            return None
+        return self._fit.what_if(plan, self.handle.table, rows, requested)
+
+    def filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
+    ) -> Status | None:
+        """``filter_what_if`` for one row, its summed requests as a list: the row's
+        status (SUCCESS when it passes)."""
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
+            return None
+        return self._fit.what_if_row(plan, self.handle.table, row, requested)
+
+    def passes_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> BoolArray | None:
+        """Whether ``filter_what_if`` would pass each row (no statuses built)."""
+        plan = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(plan, ResourcePlan):
+            return None
+        return self._fit.passes(plan, self.handle.table, rows, requested)
 
     # -- PreScore / Score -----------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:

@@ -21,8 +21,9 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
+from kubesched.framework.resources import ResourceFit
 from kubesched.framework.types import NodeInfo, Resource, spec_facts
-from kubesched.plugins.noderesources.fit_check import PodRequest, fits_request
+from kubesched.plugins.noderesources.fit_plan import fit_plan, requests_nothing
 
 POD_EVENT = ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN)
 NODE_EVENT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)
@@ -110,7 +111,7 @@ def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObjec
 
 def is_fit(request: Resource, node: Node) -> bool:
     """Whether the request fits the node with no pods on it (upstream isFit)."""
-    return len(fits_request(PodRequest.of(request), NodeInfo(node))) == 0
+    return ResourceFit.node(fit_plan(request), NodeInfo(node)).is_success()
 
 
 def have_any_requested_resources_increased(request: Resource, old: Node, new: Node) -> bool:
@@ -118,7 +119,7 @@ def have_any_requested_resources_increased(request: Resource, old: Node, new: No
     after = Resource.from_list(new.allocatable)
     if after.allowed_pod_number > before.allowed_pod_number:
         return True
-    if PodRequest.of(request).is_zero():
+    if requests_nothing(request):
         return False
     if (
         (request.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
