@@ -44,7 +44,7 @@ from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Verdicts, pass_index
 from kubesched.framework.nodetable import COL_PODS, BoolArray, IntArray, NodeTable
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
@@ -153,7 +153,7 @@ class ResourceFit:
     def node(plan: ResourcePlan, node: NodeInfo) -> Status:
         """The Filter status of one node (SUCCESS when the pod fits)."""
         mask = node_mask(plan, node)
-        return status_for_mask(plan, mask) if mask else Status(Code.SUCCESS)
+        return status_for_mask(plan, mask) if mask else SUCCESS
 
     def rows(self, plan: ResourcePlan, table: NodeTable, rows: IntArray | None) -> Verdicts | None:
         """The verdicts of ``rows`` with their current requests (``rows`` None: every
@@ -188,7 +188,7 @@ class ResourceFit:
         (SUCCESS when it passes)."""
         on = self._on(plan, table)
         mask = on.mask_of(table.allocatable[row].tolist(), requested)
-        return on.status(mask) if mask else Status(Code.SUCCESS)
+        return on.status(mask) if mask else SUCCESS
 
     def passes(
         self, plan: ResourcePlan, table: NodeTable, rows: IntArray, requested: IntArray
@@ -278,7 +278,6 @@ class _OnTable:
         "bits",
         "cols",
         "need_c",
-        "need_row",
         "plan",
         "terms",
         "width",
@@ -286,7 +285,7 @@ class _OnTable:
 
     def __init__(self, plan: ResourcePlan, table: NodeTable) -> None:
         self.plan = plan
-        self.width = width = len(table.resources)
+        self.width = len(table.resources)
         always = 0
         cols, needs, bits = [COL_PODS], [1], [POD_BIT]
         for i, check in enumerate(plan.checks):
@@ -303,9 +302,6 @@ class _OnTable:
         self.cols: IntArray = np.array(cols, dtype=np.int64)
         need_v = np.array(needs, dtype=np.int64)
         self.need_c: IntArray = need_v[:, None]
-        self.need_row: IntArray = np.full(width, _INT64_MIN, dtype=np.int64)
-        """``need`` over the whole axis (the minimum elsewhere): ``free < need_row``."""
-        self.need_row[self.cols] = need_v
         self.terms = list(zip(bits[1:], cols[1:], needs[1:], strict=True))
         """(bit, column, need) of each check with a column: the Python form."""
         self.bits: IntArray | None = (
@@ -397,6 +393,11 @@ class _OnTable:
     def alloc_cols(self, table: NodeTable, rows: IntArray) -> tuple[IntArray, IntArray]:
         """``allocatable[rows][:, cols].T`` as a (column, row) matrix, and per row the
         bits of the checks it cannot meet even empty."""
+        at, over = self._alloc_all(table)
+        return at.take(rows, axis=1), over.take(rows)
+
+    def _alloc_all(self, table: NodeTable) -> tuple[IntArray, IntArray]:
+        """``alloc_cols`` of every slot (kept while the matrix and its nodes are)."""
         key = self._alloc_key
         src = table.allocatable
         if (
@@ -413,8 +414,7 @@ class _OnTable:
                 over = np.where(big, self.bits[1:, None], 0).sum(axis=0)
             self._alloc = (at, over)
             self._alloc_key = (src, table.layout_generation, table.node_generation)
-        at, over = self._alloc
-        return at.take(rows, axis=1), over.take(rows)
+        return self._alloc
 
     def reprieve_small(
         self, table: NodeTable, rows: IntArray, base: IntArray, victims: IntArray
@@ -472,41 +472,20 @@ class _OnTable:
             return Verdicts(sid.copy(), list(self._statuses))
         return Verdicts(sid[rows], list(self._statuses))
 
-    def _failing(self, free: IntArray) -> BoolArray:
-        """Which rows of a (row, width) ``free`` matrix fail some check."""
-        if self.always:
-            return np.ones(free.shape[0], dtype=np.bool_)
-        return np.asarray((free < self.need_row).any(axis=1))
-
-    def _masks_at(self, table: NodeTable, pos: IntArray) -> IntArray:
-        """The masks of the failing rows ``pos`` (current requests)."""
-        free_t = table.free.take(pos, axis=0)[:, self.cols].T
-        _, over = self.alloc_cols(table, pos)
-        return self.masks(free_t < self.need_c, over)
-
     def _evaluate(self, table: NodeTable, rows: IntArray) -> Verdicts:
         """The verdicts of ``rows`` from scratch (masks for failing rows only)."""
-        pos = self._failing(table.free[rows]).nonzero()[0]
-        if len(pos) == 0:
-            return Verdicts(pass_index(len(rows)), ())
-        masks = self._masks_at(table, rows[pos])
-        index = np.full(len(rows), -1, dtype=np.int32)
-        first = int(masks[0])
-        if bool((masks == first).all()):
-            index[pos] = 0
-            return Verdicts(index, (self.status(first),))
-        uniq, inverse = np.unique(masks, return_inverse=True)
-        index[pos] = inverse.astype(np.int32)
-        return Verdicts(index, [self.status(int(m)) for m in uniq])
+        fail = self.need_c > table.free.take(rows, axis=0)[:, self.cols].T
+        return self.verdicts(len(rows), fail, self._alloc_all(table)[1].take(rows))
 
     def _build(self, table: NodeTable) -> npt.NDArray[np.int32]:
-        """Every slot's status id, from scratch."""
-        fail = self._failing(table.free)
-        fail &= table.alive
-        pos = fail.nonzero()[0]
+        """Every slot's status id, from scratch (free slots: -1)."""
+        fail = self.need_c > table.free[:, self.cols].T
+        failing = np.logical_or.reduce(fail, axis=0) | bool(self.always)
+        pos = (failing & table.alive).nonzero()[0]
         sid = np.full(table.capacity, -1, dtype=np.int32)
         if len(pos):
-            uniq, inverse = np.unique(self._masks_at(table, pos), return_inverse=True)
+            masks = self.masks(fail.take(pos, axis=1), self._alloc_all(table)[1].take(pos))
+            uniq, inverse = np.unique(masks, return_inverse=True)
             ids = np.array([self.status_id(int(m)) for m in uniq], dtype=np.int32)
             sid[pos] = ids[inverse]
         self._sid = sid
