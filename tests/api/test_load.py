@@ -18,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.convert import Workload, parse_time
+from kubesched.api.convert import Workload
+from kubesched.api.convert.values import parse_time
 from kubesched.api.errors import InputError
 from kubesched.api.load import (
     KINDS,

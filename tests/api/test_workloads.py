@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.convert import Workload
+from kubesched.api.convert.templates import template_key
 from kubesched.api.workloads import (
     CronJobDetails,
     DaemonSetDetails,
     DeploymentDetails,
     JobDetails,
     StatefulSetDetails,
-    template_key,
+    Workload,
     workload_times,
 )
 from tests.api.test_load import load, load_error, patched, y

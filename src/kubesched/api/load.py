@@ -30,9 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TextIO, TypeVar
 
-from kubesched.api import convert, convert_storage, sim_annotations, workloads
+from kubesched.api import convert, sim_annotations
 from kubesched.api.admission import priority_class_errors
-from kubesched.api.convert import Workload
+from kubesched.api.convert import Workload, workloads
+from kubesched.api.convert import storage as convert_storage
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import (
     DEFAULT_LIMITS,

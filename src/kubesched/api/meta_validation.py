@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from kubesched.api.convert import DNS1123_SUBDOMAIN_MSG, child, fail, invalid, required
+from kubesched.api.convert.meta import DNS1123_SUBDOMAIN_MSG
+from kubesched.api.messages import child, fail, invalid, required
 from kubesched.api.quantity import canonical_string, parse_quantity_json
+from kubesched.api.reader import Raw
 from kubesched.api.resources import HUGEPAGES_PREFIX, is_native_resource
-
-Raw = Mapping[str, Any]
 
 _LABEL_KEY_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT: Final = "(" + _LABEL_KEY_FMT + ")?"

@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Final
 
+from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
 from kubesched.api.types import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -76,48 +77,6 @@ def parse_int64_label(value: str) -> int | None:
     if value[:1] == "-":
         n = -n
     return n if _MIN_INT64 <= n <= _MAX_INT64 else None
-
-
-# --------------------------------------------------------------------------- Go formatting
-
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    '"': '\\"',
-    "\\": "\\\\",
-}
-
-
-def go_quote(s: str) -> str:
-    """``strconv.Quote`` (as ``%q`` prints a string): printable Unicode kept, the
-    rest escaped. Close to Go for all valid text (printability per Python)."""
-    out = ['"']
-    for ch in s:
-        esc = _GO_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch == " " or ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _go_string_slice(values: Sequence[str]) -> str:
-    """``%#v`` of a ``[]string``; an absent (empty) list prints as nil."""
-    if not values:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 def _child(path: str, name: str) -> str:
@@ -271,7 +230,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "for 'in', 'notin' operators, values set can't be empty",
                 )
             )
@@ -280,7 +239,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "values set must be empty for exists and does not exist",
                 )
             )
@@ -289,7 +248,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "for 'Gt', 'Lt' operators, exactly one value is required",
                 )
             )
@@ -307,12 +266,6 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
         if v_errs:
             errs.append(_invalid(f"{values_path}[{i}][{key}]", go_quote(v), "; ".join(v_errs)))
     return errs
-
-
-def _aggregate(errs: list[str]) -> str:
-    """``utilerrors.Aggregate.Error()`` of field errors (deduplicated)."""
-    unique = list(dict.fromkeys(errs))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 # --------------------------------------------------------------------------- label selectors
@@ -394,13 +347,13 @@ def label_selector_parse_error(sel: LabelSelector | None) -> str | None:
     for k in sorted(sel.match_labels):
         errs = _new_requirement_errors(k, IN, (sel.match_labels[k],), "")
         if errs:
-            return _aggregate(errs)
+            return go_aggregate(errs)
     for r in sel.match_expressions:
         if r.operator not in _LABEL_SELECTOR_OPERATORS:
             return f"{go_quote(r.operator)} is not a valid pod selector operator"
         errs = _new_requirement_errors(r.key, r.operator, r.values, "")
         if errs:
-            return _aggregate(errs)
+            return go_aggregate(errs)
     return None
 
 
@@ -503,7 +456,9 @@ def _term_errors(term: NodeSelectorTerm, path: str) -> tuple[str, ...]:
             if len(r.values) != 1:
                 errs.append(
                     _invalid(
-                        _child(p, "values"), _go_string_slice(r.values), "must have one element"
+                        _child(p, "values"),
+                        go_string_slice(r.values or None),
+                        "must have one element",
                     )
                 )
         else:
