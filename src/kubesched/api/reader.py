@@ -97,31 +97,40 @@ class Reader:
                 raise self._policy.fail(child(path, str(key)), unknown(str(key)))
 
     # ----------------------------------------------------------------------- mappings, lists
+    # The readers test the expected type first and build a path only for an error:
+    # input files hold tens of thousands of objects.
 
     def as_map(self, value: Any, path: str, *, null_ok: bool = True) -> Raw:
         """A mapping; null is ``{}`` (or, ``null_ok`` False, the wrong type)."""
+        if type(value) is dict:
+            return value
         if value is None and null_ok:
             return {}
-        if not isinstance(value, Mapping):
-            raise self._wrong_type(path, value, "struct")
-        return value
+        if isinstance(value, Mapping):
+            return value
+        raise self._wrong_type(path, value, "struct")
 
     def opt_map(self, raw: Raw, key: str, path: str) -> Raw | None:
         value = raw.get(key)
-        if value is None:
-            return None
-        return self.as_map(value, child(path, key))
+        if value is None or type(value) is dict or isinstance(value, Mapping):
+            return value
+        raise self._wrong_type(child(path, key), value, "struct")
 
     def get_map(self, raw: Raw, key: str, path: str) -> Raw:
-        return self.as_map(raw.get(key), child(path, key))
+        value = raw.get(key)
+        if type(value) is dict:
+            return value
+        if value is None:
+            return {}
+        if isinstance(value, Mapping):
+            return value
+        raise self._wrong_type(child(path, key), value, "struct")
 
     def opt_list(self, raw: Raw, key: str, path: str) -> Sequence[Any] | None:
         value = raw.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list | tuple):
-            raise self._wrong_type(child(path, key), value, "slice")
-        return value
+        if value is None or isinstance(value, list | tuple):
+            return value
+        raise self._wrong_type(child(path, key), value, "slice")
 
     def get_list(self, raw: Raw, key: str, path: str) -> Sequence[Any]:
         value = self.opt_list(raw, key, path)
@@ -131,9 +140,12 @@ class Reader:
         self, raw: Raw, key: str, path: str, convert: Callable[[Raw, str], T]
     ) -> tuple[T, ...]:
         """Convert each mapping item of the list ``raw[key]`` (null items read as ``{}``)."""
+        items = self.opt_list(raw, key, path)
+        if not items:
+            return ()
         p = child(path, key)
         out = []
-        for i, item in enumerate(self.get_list(raw, key, path)):
+        for i, item in enumerate(items):
             ip = f"{p}[{i}]"
             out.append(convert(self.as_map(item, ip), ip))
         return tuple(out)
@@ -141,29 +153,29 @@ class Reader:
     # ----------------------------------------------------------------------- scalars
 
     def as_str(self, value: Any, path: str) -> str:
-        if not isinstance(value, str):
-            raise self._wrong_type(path, value, "string")
-        return value
+        if isinstance(value, str):
+            return value
+        raise self._wrong_type(path, value, "string")
 
     def opt_str(self, raw: Raw, key: str, path: str) -> str | None:
         value = raw.get(key)
-        if value is None:
-            return None
-        return self.as_str(value, child(path, key))
+        if value is None or isinstance(value, str):
+            return value
+        raise self._wrong_type(child(path, key), value, "string")
 
     def get_str(self, raw: Raw, key: str, path: str, default: str = "") -> str:
         value = raw.get(key)
         if value is None:
             return default
-        return self.as_str(value, child(path, key))
+        if isinstance(value, str):
+            return value
+        raise self._wrong_type(child(path, key), value, "string")
 
     def opt_bool(self, raw: Raw, key: str, path: str) -> bool | None:
         value = raw.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, bool):
-            raise self._wrong_type(child(path, key), value, "bool")
-        return value
+        if value is None or isinstance(value, bool):
+            return value
+        raise self._wrong_type(child(path, key), value, "bool")
 
     def get_bool(self, raw: Raw, key: str, path: str, default: bool = False) -> bool:
         value = self.opt_bool(raw, key, path)
@@ -171,6 +183,9 @@ class Reader:
 
     def as_int(self, value: Any, path: str, bits: int = 64) -> int:
         """An integer of a Go ``int<bits>`` field (``bits`` 32 or 64)."""
+        lo, hi = _BOUNDS[bits]
+        if type(value) is int and lo <= value <= hi:
+            return value
         go_type = "int32" if bits == 32 else "int64"
         if isinstance(value, float):
             if not self._policy.integral_floats:
@@ -179,7 +194,6 @@ class Reader:
                 value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._wrong_type(path, value, go_type)
-        lo, hi = _BOUNDS[bits]
         if not lo <= value <= hi:
             raise self._policy.fail(path, self._policy.bad_number(value, go_type))
         return value
@@ -191,14 +205,18 @@ class Reader:
         return self.as_int(value, child(path, key), bits)
 
     def get_int(self, raw: Raw, key: str, path: str, default: int = 0, *, bits: int = 64) -> int:
-        value = self.opt_int(raw, key, path, bits=bits)
-        return default if value is None else value
+        value = raw.get(key)
+        if value is None:
+            return default
+        return self.as_int(value, child(path, key), bits)
 
     def opt_str_list(self, raw: Raw, key: str, path: str) -> tuple[str, ...] | None:
         """A ``[]string``; None when absent (a nil slice), ``()`` when empty."""
         items = self.opt_list(raw, key, path)
         if items is None:
             return None
+        if all(isinstance(v, str) for v in items):
+            return tuple(items)
         p = child(path, key)
         return tuple(self.as_str(v, f"{p}[{i}]") for i, v in enumerate(items))
 
@@ -260,9 +278,12 @@ def get_str_map(raw: Raw, key: str, path: str) -> dict[str, str]:
     for k, v in as_map(raw.get(key), p).items():
         if not isinstance(k, str):
             raise fail(p, f"expected string keys, got {describe(k)}")
-        if v is None:
-            v = ""
-        out[k] = as_str(v, f"{p}[{k}]")
+        if isinstance(v, str):
+            out[k] = v
+        elif v is None:
+            out[k] = ""
+        else:
+            raise fail(f"{p}[{k}]", _input_wrong_type(v, "string"))
     return out
 
 
