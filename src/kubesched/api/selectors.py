@@ -24,7 +24,9 @@ Sources followed (apimachinery / component-helpers at v1.36):
 
 Messages follow master's ``api/validate/content`` texts except ``MaxLenError``,
 where we keep the long-standing "must be no more than 63 characters" (master's
-content package now says "bytes"; v1.36's wording could not be confirmed).
+content package now says "bytes"; v1.36's wording could not be confirmed). The
+name rules take the wording as ``unit``: the API validation of object metadata
+(``kubesched.api.meta_validation``) says "bytes".
 """
 
 from __future__ import annotations
@@ -120,8 +122,8 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def _max_len_error(n: int) -> str:
-    return f"must be no more than {n} characters"
+def _max_len_error(n: int, unit: str) -> str:
+    return f"must be no more than {n} {unit}"
 
 
 def _byte_len(s: str) -> int:
@@ -129,11 +131,12 @@ def _byte_len(s: str) -> int:
     return len(s.encode("utf-8", "surrogatepass"))
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """``IsDNS1123Subdomain``."""
+def dns1123_subdomain_errors(value: str, unit: str = "characters") -> list[str]:
+    """``IsDNS1123Subdomain``; ``unit`` is the length limit's wording (see the module
+    docstring: "characters" here, "bytes" in ``kubesched.api.meta_validation``)."""
     errs = []
     if _byte_len(value) > _MAX_SUBDOMAIN:
-        errs.append(_max_len_error(_MAX_SUBDOMAIN))
+        errs.append(_max_len_error(_MAX_SUBDOMAIN, unit))
     if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
         errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
@@ -144,9 +147,12 @@ def label_key_errors(key: str) -> list[str]:
     return qualified_name_errors(key, "a valid label key")
 
 
-def qualified_name_errors(value: str, what: str = "a qualified name") -> list[str]:
+def qualified_name_errors(
+    value: str, what: str = "a qualified name", unit: str = "characters"
+) -> list[str]:
     """``IsQualifiedName``: ``[prefix/]name``; empty if valid. ``what`` names the
-    value in the message for a value with more than one ``/``."""
+    value in the message for a value with more than one ``/``; ``unit`` words the
+    length limits."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -156,7 +162,7 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
+            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix, unit))
     else:
         return [
             what
@@ -167,7 +173,7 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
     if not name:
         errs.append("name part must be non-empty")
     elif _byte_len(name) > _MAX_LABEL:
-        errs.append("name part " + _max_len_error(_MAX_LABEL))
+        errs.append("name part " + _max_len_error(_MAX_LABEL, unit))
     if _LABEL_KEY_RE.fullmatch(name) is None:
         errs.append(
             "name part "
@@ -176,11 +182,11 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
     return errs
 
 
-def label_value_errors(value: str) -> list[str]:
+def label_value_errors(value: str, unit: str = "characters") -> list[str]:
     """``IsValidLabelValue`` / ``content.IsLabelValue``; empty if valid ("" is valid)."""
     errs = []
     if _byte_len(value) > _MAX_LABEL:
-        errs.append(_max_len_error(_MAX_LABEL))
+        errs.append(_max_len_error(_MAX_LABEL, unit))
     if _LABEL_VALUE_RE.fullmatch(value) is None:
         errs.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
