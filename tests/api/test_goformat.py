@@ -122,9 +122,14 @@ def test_go_round_is_math_round(x: float, want: int) -> None:
     assert go_round_vec(np.array([x])).tolist() == [want]
 
 
-@given(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False))
-def test_go_round_vec_agrees_with_go_round(x: float) -> None:
-    assert go_round_vec(np.array([x])).tolist() == [go_round(x)]
+@given(st.lists(st.floats(min_value=-1e15, max_value=1e15, allow_nan=False), max_size=8))
+def test_go_round_vec_agrees_with_go_round(xs: list[float]) -> None:
+    # Mixed signs and all non-negative arrays take different branches.
+    assert go_round_vec(np.array(xs, dtype=np.float64)).tolist() == [go_round(x) for x in xs]
+    nonneg = [abs(x) for x in xs]
+    assert go_round_vec(np.array(nonneg, dtype=np.float64)).tolist() == [
+        go_round(x) for x in nonneg
+    ]
 
 
 @given(

@@ -101,9 +101,12 @@ def go_div(a: int, b: int) -> int:
 
 def go_div_vec(a: IntArray, b: IntArray | int) -> IntArray:
     """Elementwise Go ``/`` (truncating); ``b`` (array or scalar) non-zero everywhere."""
+    if isinstance(b, int):  # a scalar: no array ops on it (normalising scores per cycle)
+        q = np.abs(a) // abs(b)
+        out: IntArray = np.where(a < 0, -q, q) if b > 0 else np.where(a < 0, q, -q)
+        return out
     q = np.abs(a) // np.abs(b)
-    out: IntArray = np.where((a < 0) != (np.asarray(b) < 0), -q, q)
-    return out
+    return np.where((a < 0) != (b < 0), -q, q)
 
 
 def go_round(x: float) -> int:
@@ -116,8 +119,13 @@ def go_round(x: float) -> int:
 
 
 def go_round_vec(x: npt.NDArray[np.float64]) -> IntArray:
-    """``go_round`` elementwise."""
+    """``go_round`` elementwise (``x - floor(x)`` and ``x - trunc(x)`` are exact too)."""
+    if x.size and x.min() >= 0:  # scores: non-negative, and one pass fewer
+        f = np.floor(x)
+        out: IntArray = (f + (x - f >= 0.5)).astype(np.int64)
+        return out
     t = np.trunc(x)
-    t = t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0.0)
-    out: IntArray = t.astype(np.int64)
-    return out
+    d = x - t
+    t += d >= 0.5
+    t -= d <= -0.5
+    return t.astype(np.int64)
