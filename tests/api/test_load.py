@@ -1,4 +1,4 @@
-"""Reading YAML/JSON input and converting it into typed objects (api/load.py, api/convert.py).
+"""Reading YAML/JSON input and converting it into typed objects (api/load.py, api/convert/).
 
 Fixtures are written as YAML, as users write them; ``patched`` deep-merges a YAML
 fragment into a valid object so each error case states only what is wrong.

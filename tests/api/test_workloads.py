@@ -1,5 +1,6 @@
-"""The workload kinds (api/workloads.py): defaulting and validation as the API
-server does them (pkg/apis/apps/v1/defaults.go, pkg/apis/batch/v1/defaults.go,
+"""The workload kinds (api/workloads.py; api/convert/workloads.py, batch.py):
+defaulting and validation as the API server does them
+(pkg/apis/apps/v1/defaults.go, pkg/apis/batch/v1/defaults.go,
 pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/registry/batch/job
 generateSelector), and the status fields a dump carries.
 """

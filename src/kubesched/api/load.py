@@ -10,7 +10,7 @@ Two steps, both raising only :class:`InputError` for bad input:
   ``kind: List`` and ``*List`` kinds are unpacked in order, the items of a typed
   list (``PodList`` as the API returns it) taking its kind and apiVersion when
   they have none. Bytes read and objects found are capped (``input_limits.py``).
-- :func:`load_objects` converts each document by kind (``convert.py``), in input
+- :func:`load_objects` converts each document by kind (``convert/``), in input
   order, validates what the API server would (``meta_validation.py``), counts
   kinds it does not act on in ``LoadResult.ignored`` (or ``unmodelled`` when
   they can change scheduling) and skips pods with resource claims.
