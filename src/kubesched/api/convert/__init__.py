@@ -25,11 +25,17 @@ Every problem raises :class:`InputError` with ``field`` set to the JSON path
 Timestamps (RFC 3339) become integer nanoseconds since the Unix epoch and are
 stored as-is in ``Time`` fields; the simulator rebases them onto its clock.
 
-This package's own names are what the loader calls (and ``Workload``, which
-``kubesched.api.workloads`` defines).
+This package's own names are what the loader calls, and what the simulator
+imports from it: ``Workload`` (defined by ``kubesched.api.workloads``) and the DNS
+name checks.
 """
 
-from kubesched.api.convert.meta import check_dns_subdomain, convert_namespace, object_name
+from kubesched.api.convert.meta import (
+    check_dns_label,
+    check_dns_subdomain,
+    convert_namespace,
+    object_name,
+)
 from kubesched.api.convert.node import convert_node
 from kubesched.api.convert.pod import convert_pod
 from kubesched.api.convert.policy import convert_pdb, convert_priority_class
@@ -38,6 +44,7 @@ from kubesched.api.workloads import Workload
 
 __all__ = [
     "Workload",
+    "check_dns_label",
     "check_dns_subdomain",
     "convert_namespace",
     "convert_node",
