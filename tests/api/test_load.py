@@ -30,6 +30,7 @@ from kubesched.api.load import (
     read_documents,
 )
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
+from tests.hypothesis_profiles import scaled
 
 QUANTITY_RE_MSG = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -1463,7 +1464,7 @@ def documents(draw: st.DrawFn) -> Any:
     return raw
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(documents(), max_size=4))
 def test_random_documents_raise_only_input_error(raws: list[Any]) -> None:
     docs = [Document(source="fuzz.yaml", index=i, raw=r) for i, r in enumerate(raws)]
@@ -1474,7 +1475,7 @@ def test_random_documents_raise_only_input_error(raws: list[Any]) -> None:
         assert "\n" not in str(err)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(st.text(max_size=200))
 def test_random_text_raises_only_input_error(text: str) -> None:
     try:
@@ -1615,7 +1616,7 @@ def mutated(draw: st.DrawFn) -> Any:
     return raw
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_valid_documents_raise_only_input_error(raw: Any) -> None:
     try:

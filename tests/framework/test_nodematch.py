@@ -34,6 +34,7 @@ from kubesched.framework.nodematch import (
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.snapshot import build_table
+from tests.hypothesis_profiles import scaled
 
 R = NodeSelectorRequirement
 
@@ -214,7 +215,7 @@ terms = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(
     st.lists(label_sets, min_size=1, max_size=len(NAMES)),
     st.lists(terms, max_size=3),

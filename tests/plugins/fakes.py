@@ -1,164 +1,30 @@
-"""Test doubles for plugins, and the generic exact-versus-vector checkers.
+"""The generic exact-versus-vector checkers of the plugin tests (the plugins'
+``FakeHandle`` is in ``tests/fakes.py``).
 
-``FakeHandle`` implements the ``Handle`` Protocol with a table, a seeded random
-source and a writer that records binds; the rest raises if a plugin reaches
-for it. ``check_filter`` / ``check_score`` run a plugin's per-node path over
+``check_filter`` / ``check_score`` run a plugin's per-node path over
 every node and assert that its vector path (when it offers one) gives the same
 statuses and scores, then return the exact results for the test to assert.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
-from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import (
     FilterPlugin,
     NodeSet,
-    Nominator,
     PreScorePlugin,
     ScorePlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
 )
-from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
+from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from tests.storage_fakes import FakeStorage
-
-# --------------------------------------------------------------------------- ports
-
-
-@dataclass
-class RecordingWriter:
-    """A ClusterWriter that records calls; ``fail`` makes ``bind`` raise it."""
-
-    binds: list[tuple[Pod, str]] = field(default_factory=list)
-    fail: Exception | None = None
-
-    def bind(self, pod: Pod, node_name: str) -> None:
-        if self.fail is not None:
-            raise self.fail
-        self.binds.append((pod, node_name))
-
-    def patch_pod_status(
-        self,
-        pod: Pod,
-        *,
-        condition: PodCondition | None = None,
-        nominated_node_name: str | None = None,
-    ) -> None:
-        raise NotImplementedError
-
-    def delete_pod(self, pod: Pod) -> None:
-        raise NotImplementedError
-
-    def update_pv(self, pv: PersistentVolume) -> None:
-        raise NotImplementedError
-
-    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
-        raise NotImplementedError
-
-
-class _NoNominations:
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return []
-
-    def nominated_node_names(self) -> list[str]:
-        return []
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, len(table.resources)), dtype=np.int64)
-
-
-class _ZeroClock:
-    def now(self) -> Time:
-        return 0
-
-
-class _EmptyReader:
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return None
-
-    def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        return ()
-
-    def namespace(self, name: str) -> Namespace | None:
-        return None
-
-    def storage(self) -> FakeStorage:
-        return FakeStorage()
-
-
-class FakeHandle:
-    """The parts of ``Handle`` plugins in these tests use."""
-
-    def __init__(self, table: NodeTable | None = None, seed: int = 4) -> None:
-        self._table = table if table is not None else NodeTable()
-        self._rng = random.Random(seed)
-        self.writer_impl = RecordingWriter()
-
-    @property
-    def table(self) -> NodeTable:
-        return self._table
-
-    @property
-    def nominator(self) -> Nominator:
-        return _NoNominations()
-
-    @property
-    def clock(self) -> Clock:
-        return _ZeroClock()
-
-    @property
-    def rng(self) -> random.Random:
-        return self._rng
-
-    @property
-    def reader(self) -> ClusterReader:
-        return _EmptyReader()
-
-    @property
-    def writer(self) -> ClusterWriter:
-        return self.writer_impl
-
-    @property
-    def recorder(self) -> EventRecorder:
-        raise AssertionError("plugin used the event recorder")
-
-    @property
-    def scheduler_name(self) -> str:
-        return "default-scheduler"
-
-    def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo
-    ) -> Status:
-        raise AssertionError("plugin ran filter plugins")
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
-    ) -> Status:
-        raise AssertionError("plugin ran AddPod")
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
-    ) -> Status:
-        raise AssertionError("plugin ran RemovePod")
-
-    def activate(self, pods: Sequence[Pod]) -> None:
-        raise AssertionError("plugin activated pods")
-
-    def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        return ()
-
 
 # --------------------------------------------------------------------------- checkers
 

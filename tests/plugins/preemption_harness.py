@@ -8,7 +8,6 @@ wired to fakes shaped like the ones upstream's preemption tests use.
   logs every call in order, and fails a call on request
   (``fail[("delete", "fail-victim")] = RuntimeError("delete pod failed")``),
   as the clientset reactors of upstream's tests do.
-- ``FakeNominator``: pods nominated per node, in nomination order.
 - ``ScriptedRandom``: a ``random.Random`` whose ``randrange`` returns scripted
   values. Upstream seeds Go's ``rand`` with 4 in TestDryRunPreemption; the
   first values of ``Int31n(5)`` are then 4, 1, 3 (the offsets its comments
@@ -46,8 +45,7 @@ from kubesched.framework.config import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Plugin
-from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.nominated import nominated_load
+from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.preemption import Candidate, Evaluator
 from kubesched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
 from kubesched.framework.snapshot import build_table
@@ -58,6 +56,7 @@ from kubesched.plugins.noderesources.fit import Fit
 from kubesched.runtime.framework import Framework, PluginFactory, Services
 from kubesched.scheduler.metrics import Metrics
 from tests.builders import make_node
+from tests.fakes import FakeClock, FakeNominator
 from tests.storage_fakes import FakeStorage
 
 SCHEDULER_NAME: Final = "default-scheduler"
@@ -103,14 +102,6 @@ class ScriptedRandom(random.Random):
         v = self.values.pop(0) if self.values else 0
         assert 0 <= v < n, f"scripted value {v} out of range [0, {n})"
         return v
-
-
-class FakeClock:
-    def __init__(self, t: Time = 0) -> None:
-        self.t = t
-
-    def now(self) -> Time:
-        return self.t
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,23 +237,6 @@ class FakeAPI:
 
     def terminating(self) -> set[str]:
         return {p.name for p in self.pods.values() if p.deletion_timestamp is not None}
-
-
-class FakeNominator:
-    def __init__(self) -> None:
-        self.by_node: dict[str, list[PodInfo]] = {}
-
-    def nominate(self, pod: Pod, node_name: str) -> None:
-        self.by_node.setdefault(node_name, []).append(PodInfo(pod))
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self.by_node.get(node_name, ()))
-
-    def nominated_node_names(self) -> list[str]:
-        return [n for n, pods in self.by_node.items() if pods]
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return nominated_load(self, pod, table)
 
 
 # --------------------------------------------------------------------------- fake plugins

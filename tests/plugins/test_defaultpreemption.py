@@ -15,8 +15,8 @@ seed 4 yields (4, 1, 3 for five nodes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import numpy as np
@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.storage import READ_WRITE_ONCE_POD
 from kubesched.api.types import (
     PREEMPT_NEVER,
     LabelSelector,
@@ -39,17 +40,24 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle as PreemptionHandle
 from kubesched.framework.interfaces import Verdicts
 from kubesched.framework.nodetable import COL_CPU, COL_PODS, IntArray
+from kubesched.framework.preemption import VictimOrder, Victims
+from kubesched.framework.preemption.batch import VictimBatch
+from kubesched.framework.preemption.dry_run import VictimBatcher
+from kubesched.framework.preemption.victims import victim_stats
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.framework.victims import victim_stats
 from kubesched.plugins.defaultpreemption import (
+    DEFAULT_VICTIM_ORDER,
     DefaultPreemption,
     filter_pods_with_pdb_violation,
     pod_terminating_by_preemption,
 )
+from kubesched.plugins.volumerestrictions import NAME as VR_NAME
+from kubesched.plugins.volumerestrictions import VolumeRestrictions
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import (
     FIT,
     GO_SEED_4_INT31N_5,
@@ -72,7 +80,10 @@ from tests.plugins.preemption_harness import (
     all_unschedulable,
     candidate_map,
     node,
+    victim_names,
 )
+from tests.plugins.volume_harness import make_pvc
+from tests.storage_fakes import FakeStorage
 
 ONE_POD = {"pods": 1}
 NODE_RES = {"cpu": "200m", "memory": "400"}
@@ -94,9 +105,12 @@ def pod(
     labels: Mapping[str, str] | None = None,
     nominated: str = "",
     policy: str | None = None,
+    claims: Sequence[str] = (),
 ) -> Pod:
     """``st.MakePod().Name(name).UID(name).Namespace("default")...``."""
     b = make_pod(name).uid(name).priority(prio)
+    for claim in claims:
+        b.pvc(claim)
     if req:
         b.req_map(dict(req))
     if on:
@@ -1111,26 +1125,25 @@ def test_select_best_candidate_final_tie_is_the_seeded_random_pick() -> None:
 # ============================================================================== TestCustomSelection
 
 
-class LabelEligible(DefaultPreemption):
-    """IsEligiblePod: only victims labelled preemptible=yes."""
+def eligible_if(
+    f: Callable[[NodeInfo, PodInfo, PodInfo], bool],
+) -> type[DefaultPreemption]:
+    """A custom build whose IsEligiblePod is ``f`` (node, victim, preemptor): the
+    plugin returns it as data (``victim_order``)."""
+    order = replace(DEFAULT_VICTIM_ORDER, is_eligible_pod=f)
 
-    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        return victim.pod.labels.get("preemptible") == "yes"
+    class Custom(DefaultPreemption):
+        def victim_order(self) -> VictimOrder:
+            return order
 
-
-class Node1Eligible(DefaultPreemption):
-    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        return node.name == "node1"
-
-
-class PreemptorAtLeastHigh(DefaultPreemption):
-    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        return preemptor.pod.priority >= HIGH
+    return Custom
 
 
-class VictimAtMostMid(DefaultPreemption):
-    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        return victim.pod.priority <= MID
+# IsEligiblePod: only victims labelled preemptible=yes.
+LabelEligible = eligible_if(lambda node, victim, _: victim.pod.labels.get("preemptible") == "yes")
+Node1Eligible = eligible_if(lambda node, victim, _: node.name == "node1")
+PreemptorAtLeastHigh = eligible_if(lambda node, victim, preemptor: preemptor.pod.priority >= HIGH)
+VictimAtMostMid = eligible_if(lambda node, victim, _: victim.pod.priority <= MID)
 
 
 def _labelled() -> list[Pod]:
@@ -1263,16 +1276,25 @@ def test_custom_selection(
 # =============================================================================== TestCustomOrdering
 
 
-class OldestFirst(DefaultPreemption):
-    def more_important_pod(self, a: PodInfo, b: PodInfo, now: int) -> bool:
-        sa = a.pod.start_time if a.pod.start_time is not None else now
-        sb = b.pod.start_time if b.pod.start_time is not None else now
-        return sa < sb
+def ordered_by(f: Callable[[PodInfo, PodInfo, int], bool]) -> type[DefaultPreemption]:
+    """A custom build whose MoreImportantPod is ``f`` (a, b, now), as data."""
+    order = replace(DEFAULT_VICTIM_ORDER, more_important_pod=f)
+
+    class Custom(DefaultPreemption):
+        def victim_order(self) -> VictimOrder:
+            return order
+
+    return Custom
 
 
-class ByName(DefaultPreemption):
-    def more_important_pod(self, a: PodInfo, b: PodInfo, now: int) -> bool:
-        return a.pod.name < b.pod.name
+def _oldest_first(a: PodInfo, b: PodInfo, now: int) -> bool:
+    sa = a.pod.start_time if a.pod.start_time is not None else now
+    sb = b.pod.start_time if b.pod.start_time is not None else now
+    return sa < sb
+
+
+OldestFirst = ordered_by(_oldest_first)
+ByName = ordered_by(lambda a, b, now: a.pod.name < b.pod.name)
 
 
 @pytest.mark.parametrize(
@@ -1328,6 +1350,145 @@ def test_custom_ordering(
     got = h.dry_run(preemptor, offset, num)
     assert len(got) == 1
     assert [v.pod.name for v in got[0].victims.pods] == expected
+
+
+def _most_victims(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
+    """OrderedScoreFuncs preferring the node with the most victims (the opposite of
+    the default "fewest victims" criterion)."""
+    return [lambda node: len(victims[node].pods)]
+
+
+class MostVictims(DefaultPreemption):
+    ORDER = replace(DEFAULT_VICTIM_ORDER, ordered_score_funcs=_most_victims)
+
+    def victim_order(self) -> VictimOrder:
+        return self.ORDER
+
+
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "vector"])
+def test_custom_ordered_score_funcs_replace_the_default_criteria(exact: bool) -> None:
+    """R5.8.3 on DefaultPreemption: OrderedScoreFuncs given as data decide the pick on
+    both paths. node1 needs one LARGE victim evicted, node2 two of its four (v2, v3
+    reprieved in NodeInfo order, then v4 and v5 do not fit back): the default
+    criteria pick node1 (lower priority sum), "most victims" picks node2."""
+    nodes = [node("node1", VERY_LARGE), node("node2", VERY_LARGE)]
+    pods = [
+        pod("v1", LOW, on="node1", req=LARGE, start=0),
+        pod("v2", LOW, on="node2", req=SMALL, start=0),
+        pod("v3", LOW, on="node2", req=SMALL, start=0),
+        pod("v4", LOW, on="node2", req=SMALL, start=0),
+        pod("v5", LOW, on="node2", req=MEDIUM, start=0),
+    ]
+    preemptor = pod("p", HIGH, req=LARGE)
+    for policy, want in ((DefaultPreemption, "node1"), (MostVictims, "node2")):
+        h = PreemptionHarness(nodes, pods, [preemptor], policy=policy, exact=exact)
+        result, status = h.preempt(preemptor, all_unschedulable(["node1", "node2"]))
+        assert status.is_success(), status
+        assert result == PostFilterResult.nominated(want)
+        chosen = h.evaluator.last.chosen if h.evaluator.last is not None else None
+        assert victim_names(chosen) == {"node1": ["v1"], "node2": ["v4", "v5"]}[want]
+
+
+@pytest.mark.parametrize(
+    ("policy", "pods"),
+    [
+        pytest.param(LabelEligible, _labelled(), id="custom IsEligiblePod"),
+        pytest.param(
+            OldestFirst,
+            [
+                pod("v1", LOW, on="node1", req=MEDIUM, start=2),
+                pod("v2", LOW, on="node1", req=MEDIUM, start=0),
+                pod("v3", MID, on="node2", req=LARGE, start=1),
+            ],
+            id="custom MoreImportantPod",
+        ),
+        pytest.param(MostVictims, _labelled(), id="custom OrderedScoreFuncs"),
+    ],
+)
+def test_custom_victim_orders_take_the_batched_dry_run(
+    policy: type[DefaultPreemption], pods: list[Pod], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A custom build is told apart by its data, not its class: the Evaluator still
+    answers its dry run in batches (following the data), with the per-node result."""
+    calls: list[int] = []
+    original = VictimBatcher.__call__
+
+    def counting(self: VictimBatcher, rows: IntArray) -> VictimBatch | None:
+        calls.append(len(rows))
+        return original(self, rows)
+
+    monkeypatch.setattr(VictimBatcher, "__call__", counting)
+    nodes = [node(n, VERY_LARGE) for n in N4]
+    preemptor = pod("p", HIGH, req=LARGE)
+    got = {}
+    for exact in (True, False):
+        calls.clear()
+        h = PreemptionHarness(nodes, pods, [preemptor], policy=policy, exact=exact)
+        offset, num = h.plugin.offset_and_num_candidates(len(nodes))
+        got[exact] = candidate_map(h.dry_run(preemptor, offset, num))
+        assert bool(calls) is not exact
+    assert got[False] == got[True]
+
+
+@pytest.mark.parametrize(
+    ("preemptor", "batched", "expected"),
+    [
+        pytest.param(
+            pod("p", HIGH, req=SMALL, claims=("claim-with-rwop-1",)),
+            False,
+            {"node1": (["v1"], 0)},
+            id="TestReadWriteOncePodPreemption/preempt single pod (on two nodes): per-node dry run",
+        ),
+        pytest.param(
+            pod("p", HIGH, req=LARGE),
+            True,
+            {"node1": (["v1"], 0), "node2": (["v2"], 0)},
+            id="no volumes: VolumeRestrictions skips, batched dry run",
+        ),
+    ],
+)
+def test_volume_restrictions_extensions_keep_the_dry_run_per_node(
+    preemptor: Pod,
+    batched: bool,
+    expected: dict[str, tuple[list[str], int]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """VolumeRestrictions keeps AddPod/RemovePod state (the cluster-wide count of
+    ReadWriteOncePod claims in use): while it is active the dry run must run the
+    extensions node by node. The preemptor asks for the RWOP claim v1 holds:
+    VolumeRestrictions fails everywhere until v1 is removed (upstream
+    TestReadWriteOncePodPreemption, "preempt single pod"), so node1 is the only
+    candidate. A pod without volumes makes it Skip, and the batched dry run
+    answers (both nodes need their LARGE pod gone for a LARGE preemptor)."""
+    calls: list[int] = []
+    original = VictimBatcher.__call__
+
+    def counting(self: VictimBatcher, rows: IntArray) -> VictimBatch | None:
+        calls.append(len(rows))
+        return original(self, rows)
+
+    monkeypatch.setattr(VictimBatcher, "__call__", counting)
+    nodes = [node("node1", VERY_LARGE), node("node2", VERY_LARGE)]
+    bound = [
+        pod("v1", LOW, on="node1", req=LARGE, start=0, claims=("claim-with-rwop-1",)),
+        pod("v2", LOW, on="node2", req=LARGE, start=0),
+    ]
+    got = {}
+    for exact in (True, False):
+        calls.clear()
+        h = PreemptionHarness(
+            nodes,
+            bound,
+            [preemptor],
+            pre_filter=(FIT, VR_NAME),
+            filters=(FIT, VR_NAME),
+            factories={VR_NAME: VolumeRestrictions},
+            exact=exact,
+        )
+        h.api.volumes = FakeStorage([make_pvc("claim-with-rwop-1", modes=(READ_WRITE_ONCE_POD,))])
+        got[exact] = candidate_map(h.dry_run(preemptor, 0, 2))
+        assert bool(calls) is (batched and not exact)
+    assert got[True] == got[False] == expected
 
 
 # ====================================================================================== eligibility
@@ -2054,7 +2215,7 @@ def dry_run_worlds(
         ),
     ],
 )
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=dry_run_worlds())
 def test_batched_dry_run_equals_per_node_dry_run(
     world: tuple[list[Node], list[Pod], list[Pod], list[PodDisruptionBudget], Pod, int, int],

@@ -54,7 +54,8 @@ from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
 from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
-from tests.plugins.fakes import FakeHandle, check_filter, check_score, table_infos
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.scheduler.harness import build_framework, profile
 
 NOT_FOUND = Status(Code.ERROR, ERR_NOT_FOUND)

@@ -15,7 +15,8 @@ from kubesched.framework.interfaces import ScoreExtensions
 from kubesched.framework.snapshot import build_table, normalized_image_name
 from kubesched.plugins.imagelocality import ImageLocality, calculate_priority
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.plugins.fakes import FakeHandle, check_score
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import check_score
 
 MB = 1024 * 1024
 

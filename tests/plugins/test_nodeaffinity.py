@@ -31,7 +31,9 @@ from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.nodeaffinity import NodeAffinity as NodeAffinityPlugin
 from tests.builders import make_node
-from tests.plugins.fakes import FakeHandle, check_filter, check_score
+from tests.fakes import FakeHandle
+from tests.hypothesis_profiles import scaled
+from tests.plugins.fakes import check_filter, check_score
 
 R = NodeSelectorRequirement
 POD = unresolvable("node(s) didn't match Pod's node affinity/selector")
@@ -671,7 +673,7 @@ _terms = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(
     st.lists(
         st.dictionaries(st.sampled_from(["zone", "gen"]), _values, max_size=2),

@@ -10,7 +10,8 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.plugins.nodename import ERR_REASON, NodeName
 from tests.builders import make_node, make_pod
-from tests.plugins.fakes import FakeHandle, check_filter
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import check_filter
 
 MISMATCH = unresolvable("node(s) didn't match the requested node name")
 

@@ -16,7 +16,8 @@ from kubesched.plugins.nodeports import (
     is_schedulable_after_pod_deleted,
 )
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.plugins.fakes import FakeHandle, check_filter
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import check_filter
 
 CONFLICT = unschedulable("node(s) didn't have free ports for the requested pod ports")
 

@@ -19,7 +19,8 @@ from kubesched.plugins.nodeunschedulable import (
     is_schedulable_after_pod_toleration_change,
 )
 from tests.builders import PodBuilder, make_node, make_pod
-from tests.plugins.fakes import FakeHandle, check_filter
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import check_filter
 
 UNSCHED = unresolvable("node(s) were unschedulable")
 TAINT_KEY = "node.kubernetes.io/unschedulable"

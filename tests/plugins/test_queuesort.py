@@ -9,7 +9,7 @@ import pytest
 from kubesched.api.types import Pod
 from kubesched.plugins.queuesort import PrioritySort
 from tests.builders import make_pod
-from tests.plugins.fakes import FakeHandle
+from tests.fakes import FakeHandle
 
 
 @dataclass

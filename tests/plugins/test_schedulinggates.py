@@ -8,7 +8,7 @@ from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.plugins.schedulinggates import SchedulingGates, is_schedulable_after_gates_eliminated
 from tests.builders import PodBuilder, make_pod
-from tests.plugins.fakes import FakeHandle
+from tests.fakes import FakeHandle
 
 
 @pytest.mark.parametrize(

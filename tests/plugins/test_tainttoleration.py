@@ -20,7 +20,9 @@ from kubesched.plugins.tainttoleration import (
     is_schedulable_after_pod_toleration_change,
 )
 from tests.builders import make_pod
-from tests.plugins.fakes import FakeHandle, check_filter, check_score
+from tests.fakes import FakeHandle
+from tests.hypothesis_profiles import scaled
+from tests.plugins.fakes import check_filter, check_score
 
 NS, PNS, NE = "NoSchedule", "PreferNoSchedule", "NoExecute"
 UNTOLERATED = unresolvable("node(s) had untolerated taint(s)")
@@ -286,7 +288,7 @@ tolerations = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(
     st.lists(st.lists(taints, max_size=3), min_size=1, max_size=6),
     st.lists(tolerations, max_size=3),

@@ -38,7 +38,7 @@ from kubesched.api.types import (
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.ports import ClusterReader, ClusterWriter
-from tests.plugins.fakes import FakeHandle, RecordingWriter, _EmptyReader
+from tests.fakes import FakeHandle, FakeReader, RecordingWriter
 from tests.storage_fakes import FakeStorage
 
 GI = 1024**3
@@ -154,16 +154,9 @@ def ephemeral(name: str, sc: str | None = None, request: str = "1Gi") -> PodVolu
     )
 
 
-class VolumeReader(_EmptyReader):
+class VolumeReader(FakeReader):
     def __init__(self, storage: FakeStorage, pods: Iterable[Pod] = ()) -> None:
-        self.volumes = storage
-        self.pods = {p.key: p for p in pods}
-
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return self.pods.get(f"{namespace}/{name}")
-
-    def storage(self) -> FakeStorage:
-        return self.volumes
+        super().__init__(pods, storage)
 
 
 class VolumeWriter(RecordingWriter):

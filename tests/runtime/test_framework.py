@@ -42,12 +42,8 @@ from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, ScoreError
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import (
-    FakeNominator,
-    build_framework,
-    instance_registry,
-    profile,
-)
+from tests.fakes import FakeNominator
+from tests.scheduler.harness import build_framework, instance_registry, profile
 
 INJECT_REASON = "injected status"
 INJECT_FILTER_REASON = "injected filter status"

@@ -15,8 +15,9 @@ from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
+from tests.fakes import FakeReader
 from tests.plugins.volume_harness import make_pv, make_pvc, make_sc
-from tests.scheduler.harness import FakeReader, build_framework, in_tree_profile
+from tests.scheduler.harness import build_framework, in_tree_profile
 from tests.storage_fakes import FakeStorage
 
 VOLUME_PLUGINS = {"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}

@@ -17,7 +17,8 @@ from kubesched.framework.types import PodInfo
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import FakeNominator, build_framework, in_tree_profile
+from tests.fakes import FakeNominator
+from tests.scheduler.harness import build_framework, in_tree_profile
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -1,7 +1,7 @@
 """Shared wiring for the runtime, algorithm and scheduler tests.
 
-- fake ports (clock, reader, recording writer and recorder) and a fake
-  nominator holding PodInfos per node;
+- a recording event recorder (the other fake ports and the fake nominator
+  are in ``tests/fakes.py``);
 - ``profile(...)``: a ``Profile`` from plugin names per extension point;
 - ``build_framework(...)``: a ``Framework`` over a table with those fakes;
 - the in-tree default profile (``default_config`` restricted to the plugins
@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 
-from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
-from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
+from kubesched.api.types import Pod
 from kubesched.framework.config import (
     FILTER,
     PRE_FILTER,
@@ -36,7 +35,6 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Nominator, Plugin, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.nominated import nominated_load
-from kubesched.framework.ports import ClusterWriter
 from kubesched.framework.results import FitError, PreFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -46,92 +44,9 @@ from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
-from tests.storage_fakes import FakeStorage
+from tests.fakes import FakeClock, FakeNominator, FakeReader, RecordingWriter
 
 # --------------------------------------------------------------------------- ports
-
-
-class FakeClock:
-    def __init__(self, t: Time = 0) -> None:
-        self.t = t
-
-    def now(self) -> Time:
-        return self.t
-
-
-class FakeReader:
-    """A ClusterReader over a dict of pods keyed ``namespace/name``."""
-
-    def __init__(self, pods: Iterable[Pod] = (), volumes: FakeStorage | None = None) -> None:
-        self.pods: dict[str, Pod] = {p.key: p for p in pods}
-        self.volumes = volumes if volumes is not None else FakeStorage()
-
-    def get_pod(self, namespace: str, name: str) -> Pod | None:
-        return self.pods.get(f"{namespace}/{name}")
-
-    def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        return ()
-
-    def namespace(self, name: str) -> Namespace | None:
-        return None
-
-    def storage(self) -> FakeStorage:
-        return self.volumes
-
-
-@dataclass(frozen=True, slots=True)
-class PatchCall:
-    pod: str
-    condition: PodCondition | None
-    nominated_node_name: str | None
-
-
-class RecordingWriter:
-    """Records every ClusterWriter call, then forwards it to ``delegate`` (if any)."""
-
-    def __init__(self, delegate: ClusterWriter | None = None) -> None:
-        self.delegate = delegate
-        self.bind_error: Exception | None = None
-        """If set, ``bind`` raises it (an API failure) instead of binding."""
-        self.binds: list[tuple[str, str]] = []
-        self.patches: list[PatchCall] = []
-        self.deletes: list[str] = []
-        self.volume_writes: list[tuple[str, str]] = []
-
-    def bind(self, pod: Pod, node_name: str) -> None:
-        if self.bind_error is not None:
-            raise self.bind_error
-        self.binds.append((pod.key, node_name))
-        if self.delegate is not None:
-            self.delegate.bind(pod, node_name)
-
-    def patch_pod_status(
-        self,
-        pod: Pod,
-        *,
-        condition: PodCondition | None = None,
-        nominated_node_name: str | None = None,
-    ) -> None:
-        self.patches.append(PatchCall(pod.key, condition, nominated_node_name))
-        if self.delegate is not None:
-            self.delegate.patch_pod_status(
-                pod, condition=condition, nominated_node_name=nominated_node_name
-            )
-
-    def delete_pod(self, pod: Pod) -> None:
-        self.deletes.append(pod.key)
-        if self.delegate is not None:
-            self.delegate.delete_pod(pod)
-
-    def update_pv(self, pv: PersistentVolume) -> None:
-        self.volume_writes.append(("pv", pv.name))
-        if self.delegate is not None:
-            self.delegate.update_pv(pv)
-
-    def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
-        self.volume_writes.append(("pvc", pvc.key))
-        if self.delegate is not None:
-            self.delegate.update_pvc(pvc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,28 +78,6 @@ class RecordingRecorder:
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
     ) -> None:
         self.preemptions.append((preemptor.key, node, [v.key for v in victims]))
-
-
-class FakeNominator:
-    """Pods nominated per node, in nomination order (what the queue's nominator
-    resolves to). Implements the optional ``nominated_node_names`` the vector
-    runner uses to find the nodes it must re-check exactly."""
-
-    def __init__(self) -> None:
-        self.by_node: dict[str, list[PodInfo]] = {}
-
-    def nominate(self, pod: Pod | PodInfo, node_name: str) -> None:
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        self.by_node.setdefault(node_name, []).append(pi)
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self.by_node.get(node_name, ()))
-
-    def nominated_node_names(self) -> list[str]:
-        return [n for n, pods in self.by_node.items() if pods]
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return nominated_load(self, pod, table)
 
 
 class ProtocolOnlyNominator:

@@ -51,12 +51,13 @@ from kubesched.scheduler.algorithm import (
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
+from tests.fakes import FakeNominator
+from tests.hypothesis_profiles import scaled
 from tests.scheduler.harness import (
     ERR_REASON_FAKE,
     EqualPrioritizer,
     ExplodingScore,
     FakeFilter,
-    FakeNominator,
     FakePreFilter,
     FakePreFilterAndFilter,
     MatchFilter,
@@ -1013,7 +1014,7 @@ def nominator_of(case: ClusterCase) -> FakeNominator:
 
 @pytest.mark.parametrize("with_score", [True, False], ids=["default profile", "no Score plugins"])
 @settings(
-    max_examples=100,
+    max_examples=scaled(100),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -1119,7 +1120,7 @@ def large_clusters(draw: st.DrawFn) -> ClusterCase:
     ],
 )
 @settings(
-    max_examples=20,
+    max_examples=scaled(20),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

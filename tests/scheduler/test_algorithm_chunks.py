@@ -27,11 +27,8 @@ from kubesched.framework.types import PodInfo
 from kubesched.scheduler.algorithm import LazyNodeToStatus
 from kubesched.scheduler.cache import Cache
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import (
-    FakeNominator,
-    same_outcome,
-    vector_and_exact,
-)
+from tests.fakes import FakeNominator
+from tests.scheduler.harness import same_outcome, vector_and_exact
 
 
 def _cluster(seed: int, n: int) -> list[Node]:

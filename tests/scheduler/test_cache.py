@@ -32,6 +32,7 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.cache import Cache, CacheError
 from tests.builders import make_node, make_pod, selector
+from tests.hypothesis_profiles import scaled
 
 NODE_NAMES = ("n0", "n1", "n2", "n3", "n4", "n5")
 GPU = "example.com/gpu"
@@ -357,7 +358,7 @@ class CacheMachine(RuleBasedStateMachine):
 
 
 CacheMachine.TestCase.settings = settings(
-    max_examples=60,
+    max_examples=scaled(60),
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -25,11 +25,8 @@ from kubesched.scheduler.overrides import OverrideRows
 from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import (
-    FakeNominator,
-    same_outcome,
-    vector_and_exact,
-)
+from tests.fakes import FakeNominator
+from tests.scheduler.harness import same_outcome, vector_and_exact
 
 
 class TrackedNominator(FakeNominator):

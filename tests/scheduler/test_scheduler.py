@@ -38,18 +38,12 @@ from kubesched.scheduler.registry import in_tree_registry
 from kubesched.scheduler.scheduler import NOTE_LENGTH_LIMIT, Scheduler, truncate_message
 from kubesched.sim.cluster import Cluster, EventRecord
 from kubesched.sim.engine import Engine
+from kubesched.sim.simulation import SimClock
 from tests.builders import make_node, make_pod
-from tests.scheduler.harness import RecordingWriter, instance_registry
+from tests.fakes import RecordingWriter
+from tests.scheduler.harness import instance_registry
 
 DEFAULT = "default-scheduler"
-
-
-class EngineClock:
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-
-    def now(self) -> int:
-        return self._engine.now
 
 
 class Rig:
@@ -69,7 +63,7 @@ class Rig:
         self.sched = Scheduler(
             config if config is not None else default_config(supported=reg.keys()),
             reg,
-            clock=EngineClock(self.engine),
+            clock=SimClock(self.engine),
             rng=random.Random(seed),
             reader=self.cluster,
             writer=self.writer,

@@ -44,6 +44,7 @@ from kubesched.sim.cluster import Cluster
 from kubesched.sim.report import build_result
 from kubesched.sim.simulation import Simulation
 from tests.builders import make_node, make_pod
+from tests.hypothesis_profiles import scaled
 
 MEMORY: Final = "64Mi"
 TERMINAL: Final = ("Succeeded", "Failed")
@@ -288,7 +289,7 @@ def run_world(
 
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=scaled(60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -333,7 +334,7 @@ def test_invariants_hold_without_async_preemption(world: World, seed: int) -> No
     run_world(world, seed, async_preemption=False)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=worlds(), seed=st.integers(0, 3))
 def test_same_seed_same_result(world: World, seed: int) -> None:
     first, _ = run_world(world, seed)
@@ -341,7 +342,7 @@ def test_same_seed_same_result(world: World, seed: int) -> None:
     assert first == second
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=worlds(), seed=st.integers(0, 3))
 @example(world=RENOMINATING_WORLD, seed=1)
 def test_exact_path_gives_the_same_result(world: World, seed: int) -> None:

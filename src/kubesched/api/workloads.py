@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from kubesched.api.claim_templates import RETAIN_ALL, RetentionPolicy, VolumeClaimTemplate
 from kubesched.api.cron import CronSchedule
 from kubesched.api.types import IntOrString, LabelSelector, OwnerReference, PodSpec, Time
 
@@ -57,8 +58,10 @@ class StatefulSetDetails:
     current_revision: str = ""
     update_revision: str = ""
     """``status.updateRevision`` of a dump ("" when absent)."""
-    volume_claim_templates: tuple[str, ...] = ()
+    volume_claim_templates: tuple[VolumeClaimTemplate, ...] = ()
     max_unavailable: IntOrString = 1
+    retention: RetentionPolicy = RETAIN_ALL
+    """``spec.persistentVolumeClaimRetentionPolicy`` (Retain/Retain by default)."""
 
 
 @dataclass(frozen=True, slots=True)

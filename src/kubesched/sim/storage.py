@@ -467,10 +467,16 @@ class Storage:
 
     def pod_deleted(self, pod: Pod) -> None:
         """The garbage collector deletes the claims the pod owned."""
-        for pvc in list(self.pvcs.values()):
-            if any(r.controller and r.uid == pod.uid for r in pvc.owner_references):
-                self.delete_pvc(pvc.key)
+        self.owner_deleted(pod.uid)
         self.pod_released()
+
+    def owner_deleted(self, uid: str) -> None:
+        """The garbage collector deletes the claims whose controller (a pod, or a
+        StatefulSet under ``whenDeleted: Delete``) is gone; PVC protection holds
+        those a scheduled pod still uses."""
+        for pvc in list(self.pvcs.values()):
+            if any(r.controller and r.uid == uid for r in pvc.owner_references):
+                self.delete_pvc(pvc.key)
 
     # ------------------------------------------------------------------ Watcher
     def on_node_add(self, node: Node) -> None:

@@ -31,7 +31,8 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity import InterPodAffinity
-from tests.plugins.fakes import FakeHandle, _EmptyReader, check_filter, check_score
+from tests.fakes import FakeHandle, FakeReader
+from tests.plugins.fakes import check_filter, check_score
 
 # The namespaces of upstream's scoring_test.go (`namespaces`), plus NS1 of
 # TestRequiredAffinityMultipleNodes.
@@ -120,8 +121,9 @@ def node_with(name: str, labels: Mapping[str, str]) -> Node:
 # --------------------------------------------------------------------------- handle
 
 
-class NamespaceReader(_EmptyReader):
+class NamespaceReader(FakeReader):
     def __init__(self, namespaces: Mapping[str, Mapping[str, str]]) -> None:
+        super().__init__()
         self.namespaces = {n: Namespace(n, dict(lbl)) for n, lbl in namespaces.items()}
 
     def namespace(self, name: str) -> Namespace | None:

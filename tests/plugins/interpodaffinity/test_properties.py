@@ -40,6 +40,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity import PRE_FILTER_STATE_KEY, InterPodAffinity
 from kubesched.plugins.interpodaffinity.filtering import PreFilterState
 from kubesched.plugins.interpodaffinity.index import PodIndex
+from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.plugins.interpodaffinity import reference as ref
 from tests.plugins.interpodaffinity.helpers import affinity, make_plugin, wterm
@@ -188,7 +189,7 @@ def _pre_filter(
 # --------------------------------------------------------------------------- 1. reference
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(clusters(), st.integers(0, 3), st.booleans())
 def test_matches_reference_on_both_paths(c: Cluster, hard: int, ignore: bool) -> None:
     plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming)
@@ -213,7 +214,7 @@ def test_matches_reference_on_both_paths(c: Cluster, hard: int, ignore: bool) ->
         assert scores == ref.ref_scores(want_scores, c.nodes)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(clusters(), st.data())
 def test_scores_on_a_subset_of_nodes(c: Cluster, data: st.DataObject) -> None:
     """Normalization runs over the nodes being scored, not the whole table."""
@@ -230,7 +231,7 @@ def test_scores_on_a_subset_of_nodes(c: Cluster, data: st.DataObject) -> None:
 # --------------------------------------------------------------------------- 2. AddPod / RemovePod
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(clusters(), st.data())
 def test_add_remove_pod_equals_recomputed_pre_filter(c: Cluster, data: st.DataObject) -> None:
     plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming)
@@ -306,7 +307,7 @@ def _snapshot(index: PodIndex) -> tuple[dict[object, dict[int, int]], dict[objec
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(clusters(), st.data())
 def test_index_sync_is_incremental_and_exact(c: Cluster, data: st.DataObject) -> None:
     table = build_table(c.nodes, c.pods)

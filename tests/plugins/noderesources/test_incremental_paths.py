@@ -40,6 +40,7 @@ from kubesched.plugins.noderesources.fit import PRE_FILTER_STATE_KEY
 from kubesched.plugins.noderesources.fit_check import PodRequest, _plan, failure_masks
 from kubesched.plugins.noderesources.resource_allocation import ResourceAllocation
 from kubesched.scheduler.cache import Cache
+from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.test_vector_equivalence import (
     NODE_ALLOCATABLE,
     balanced_args,
@@ -186,7 +187,7 @@ def check_scores(table: NodeTable, plugin: Fit | BalancedAllocation, pi: PodInfo
         assert slots[ns.rows].tolist() == exact
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(scenario=scenarios(), fit=fit_args(), balanced=balanced_args())
 def test_incremental_paths_follow_cluster_changes(
     scenario: Scenario,
@@ -211,7 +212,7 @@ def test_incremental_paths_follow_cluster_changes(
         check()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=scaled(100), deadline=None)
 @given(scenario=scenarios(), fit=fit_args())
 def test_row_mask_matches_failure_masks(scenario: Scenario, fit: NodeResourcesFitArgs) -> None:
     """The plain-Python mask of one row (``_Plan._row_mask``, used by the
@@ -256,13 +257,13 @@ def test_table_free_matches_allocatable_minus_requested() -> None:
 AMOUNT = st.one_of(st.integers(0, 10), st.integers(0, 2**40))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(u0=AMOUNT, u1=AMOUNT, a0=AMOUNT, a1=AMOUNT)
 def test_two_resource_balance_matches_the_general_form(u0: int, u1: int, a0: int, a1: int) -> None:
     assert _balance_score_2(u0, u1, a0, a1) == _balance_score_n((u0, u1), (a0, a1))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(
     alloc=NODE_ALLOCATABLE,
     spec=pod_specs(),

@@ -29,6 +29,7 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.hypothesis_profiles import scaled
 
 SCALARS = [
     "example.com/aaa",
@@ -141,7 +142,7 @@ def _table(cluster: Cluster) -> NodeTable:
     return table
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(
     cluster=clusters(),
     spec=pod_specs(),

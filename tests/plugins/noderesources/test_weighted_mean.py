@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
 from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
 from kubesched.plugins.noderesources.weighted_mean import WeightedMeanScorer
+from tests.hypothesis_profiles import scaled
 
 amount = st.integers(min_value=0, max_value=10**12)
 resource = st.tuples(amount, amount, st.integers(min_value=1, max_value=100))
 
 
 @pytest.mark.parametrize("cls", [LeastAllocatedScorer, MostAllocatedScorer])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(nodes=st.lists(st.lists(resource, min_size=2, max_size=2), min_size=1, max_size=8))
 def test_vector_equals_per_node(
     cls: type[WeightedMeanScorer], nodes: list[list[tuple[int, int, int]]]

@@ -26,6 +26,8 @@ from kubesched.plugins.noderesources.fit_check import (
     failure_masks,
     verdicts_from_masks,
 )
+from tests.fakes import FakeHandle
+from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.test_vector_equivalence import (
     Cluster,
     _table,
@@ -33,11 +35,6 @@ from tests.plugins.noderesources.test_vector_equivalence import (
     fit_args,
     pod_specs,
 )
-
-
-class _Handle:
-    def __init__(self, table: NodeTable) -> None:
-        self.table = table
 
 
 def _statuses(index: np.ndarray, statuses: object) -> list[Status]:
@@ -80,13 +77,13 @@ def _check(
         assert (free >= need).all(axis=1).tolist() == (masks == 0).tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(200), deadline=None)
 @given(cluster=clusters(), spec=pod_specs(), fit=fit_args(), data=st.data())
 def test_what_if_forms_match_the_mask_path(
     cluster: Cluster, spec: PodSpec, fit: NodeResourcesFitArgs, data: st.DataObject
 ) -> None:
     table = _table(cluster)
-    plugin = Fit(fit, _Handle(table))
+    plugin = Fit(fit, FakeHandle(table))
     pi = PodInfo(Pod("incoming", spec=spec))
     live = sorted(table.row_of.values())
     rows = np.array(
@@ -128,7 +125,7 @@ def test_what_if_forms_match_the_mask_path(
 )
 def test_filter_what_if_statuses(pods: int, cpu: int, want: Status) -> None:
     table = build_table([Node("n1", allocatable={"cpu": 4000, "memory": 2**30, "pods": 4})], [])
-    plugin = Fit(NodeResourcesFitArgs(), _Handle(table))
+    plugin = Fit(NodeResourcesFitArgs(), FakeHandle(table))
     pi = PodInfo(Pod("p", spec=PodSpec(containers=(Container("c", requests={"cpu": 1000}),))))
     rows = np.array([table.row_of["n1"]], dtype=np.int64)
     requested = table.requested[rows].copy()

@@ -33,7 +33,8 @@ from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from kubesched.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 from tests.builders import make_node, make_pod
-from tests.plugins.fakes import FakeHandle, table_infos
+from tests.fakes import FakeHandle
+from tests.plugins.fakes import table_infos
 from tests.storage_fakes import FakeStorage
 
 FOO = LabelSelector(match_expressions=(LabelSelectorRequirement("foo", "Exists"),))

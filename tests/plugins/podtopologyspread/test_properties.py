@@ -46,6 +46,7 @@ from kubesched.plugins.podtopologyspread.filtering import (
 )
 from kubesched.plugins.podtopologyspread.podcounts import PodCountIndex
 from tests.builders import make_node
+from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import table_infos
 from tests.plugins.podtopologyspread.harness import (
     LIST,
@@ -169,7 +170,7 @@ def incoming_st(
     return pod
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_vector_path_equals_exact_path(data: st.DataObject) -> None:
     nodes = data.draw(nodes_st())
@@ -184,7 +185,7 @@ def test_vector_path_equals_exact_path(data: st.DataObject) -> None:
     scores(incoming, filtered, failed, existing, args)  # asserts equal states and scores
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_add_and_remove_pod_equal_recomputing(data: st.DataObject) -> None:
     """Upstream-compatible sequences (one node at a time on its own clone) and
@@ -233,7 +234,7 @@ def test_add_and_remove_pod_equal_recomputing(data: st.DataObject) -> None:
     assert_same_pre_filter_states(base, pre_filter(incoming, nodes, existing).pre_filter_state())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(data=st.data())
 def test_pod_count_index_follows_the_table(data: st.DataObject) -> None:
     nodes = data.draw(nodes_st())

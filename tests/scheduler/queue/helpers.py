@@ -1,4 +1,4 @@
-"""Shared fixtures for the queue tests: a fake clock, PrioritySort's less and hints."""
+"""Shared fixtures for the queue tests: PrioritySort's less and hints."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from kubesched.framework.events import (
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue.scheduling_queue import PreEnqueueFn
+from tests.fakes import FakeClock
 
 SECOND = NANOS
 MINUTE = 60 * NANOS
@@ -26,20 +27,6 @@ PV_ADD = ClusterEvent("PersistentVolume", ActionType.ADD)
 PV_UPDATE = ClusterEvent("PersistentVolume", ActionType.UPDATE)
 PVC_ADD = ClusterEvent("PersistentVolumeClaim", ActionType.ADD)
 CSI_NODE_UPDATE = ClusterEvent("storage.k8s.io/CSINode", ActionType.UPDATE)
-
-
-class FakeClock:
-    def __init__(self, t: int = 0) -> None:
-        self.t = t
-
-    def now(self) -> int:
-        return self.t
-
-    def step(self, d: int) -> None:
-        self.t += d
-
-    def set(self, t: int) -> None:
-        self.t = t
 
 
 def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

@@ -17,7 +17,8 @@ from kubesched.scheduler.queue.metrics import QueueMetrics
 from kubesched.scheduler.queue.queued_pod import QueuedPodInfo
 from kubesched.scheduler.queue.scheduling_queue import active_sort_key
 from tests.builders import make_pod
-from tests.scheduler.queue.helpers import SECOND, FakeClock, make_queue, priority_less, where
+from tests.fakes import FakeClock
+from tests.scheduler.queue.helpers import SECOND, make_queue, priority_less, where
 
 
 def _bq(clock: FakeClock, initial: int = SECOND, maximum: int = 10 * SECOND) -> BackoffQueue:

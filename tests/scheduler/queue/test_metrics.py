@@ -10,7 +10,8 @@ import pytest
 from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT, UNSCHEDULED_POD_ADD
 from kubesched.scheduler.queue import SchedulingQueue
 from tests.builders import make_pod
-from tests.scheduler.queue.helpers import SECOND, FakeClock, make_queue
+from tests.fakes import FakeClock
+from tests.scheduler.queue.helpers import SECOND, make_queue
 
 PODS = [make_pod(f"test-pod-{i}", f"ns{i}").uid(f"tp-{i}").obj() for i in (1, 2, 3)]
 ADD = UNSCHEDULED_POD_ADD.label()

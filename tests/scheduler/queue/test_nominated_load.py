@@ -15,6 +15,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node, make_pod
+from tests.hypothesis_profiles import scaled
 
 NODES = [make_node(f"n{i}").capacity(cpu="8", memory="8Gi", pods=10).obj() for i in range(4)]
 PODS = [
@@ -54,7 +55,7 @@ ops = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=scaled(150), deadline=None)
 @given(ops)
 def test_incremental_load_equals_plain_load(history: list[tuple[str, int, int]]) -> None:
     table = build_table(NODES)

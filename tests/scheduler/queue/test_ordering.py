@@ -11,7 +11,9 @@ from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
 from tests.builders import make_pod
-from tests.scheduler.queue.helpers import SECOND, FakeClock, make_queue, priority_less, where
+from tests.fakes import FakeClock
+from tests.hypothesis_profiles import scaled
+from tests.scheduler.queue.helpers import SECOND, make_queue, priority_less, where
 
 START = 1000 * SECOND
 
@@ -171,7 +173,7 @@ def test_duplicate_in_flight_pod_is_discarded() -> None:
     assert q.pods_in_active_q() == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=scaled(60), deadline=None)
 @given(
     st.lists(
         st.tuples(

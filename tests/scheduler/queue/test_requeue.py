@@ -27,11 +27,11 @@ from kubesched.scheduler.queue import QueuedPodInfo, QueueingStrategy
 from kubesched.scheduler.queue.events import UNSCHEDULED_POD_UPDATE
 from kubesched.scheduler.queue.hints import HintRegistry, is_pod_worth_requeuing
 from tests.builders import make_pod
+from tests.fakes import FakeClock
 from tests.scheduler.queue.helpers import (
     NODE_ADD,
     PV_ADD,
     SECOND,
-    FakeClock,
     Registry,
     clone,
     hint_error,

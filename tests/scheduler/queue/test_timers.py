@@ -8,11 +8,11 @@ import pytest
 from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT
 from kubesched.scheduler.queue import SchedulingQueue
 from tests.builders import make_pod
+from tests.fakes import FakeClock
 from tests.scheduler.queue.helpers import (
     MINUTE,
     NODE_ADD,
     SECOND,
-    FakeClock,
     allowlist_pre_enqueue,
     hint_queue,
     make_queue,

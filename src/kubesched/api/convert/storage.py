@@ -173,8 +173,10 @@ def _class_name(raw: Raw, path: str) -> str | None:
     return name
 
 
-def _claim_spec(raw: Raw, path: str) -> ClaimTemplate:
-    """A PersistentVolumeClaimSpec (of a claim or a claim template)."""
+def claim_spec(raw: Raw, path: str) -> ClaimTemplate:
+    """A PersistentVolumeClaimSpec at ``path`` (of a claim, a pod's ephemeral volume
+    template or a StatefulSet's claim template); InputError where the API server
+    would refuse the claim."""
     resources = get_map(raw, "resources", path)
     rpath = child(path, "resources")
     request = _storage_amount(resources, "requests", rpath)
@@ -199,7 +201,7 @@ def convert_pvc(raw: Raw) -> tuple[PersistentVolumeClaim, dict[str, str]]:
     meta = read_meta(raw, namespaced=True)
     check_dns_subdomain(meta.name, "metadata.name")
     metadata = get_map(raw, "metadata", "")
-    spec = _claim_spec(get_map(raw, "spec", ""), "spec")
+    spec = claim_spec(get_map(raw, "spec", ""), "spec")
     status = get_map(raw, "status", "")
     phase = opt_enum(status, "phase", "status", CLAIM_PHASES) or CLAIM_PENDING
     pvc = PersistentVolumeClaim(
@@ -385,7 +387,7 @@ def _pod_volume(raw: Raw, path: str) -> PodVolume:
         spec = traw.get("spec")
         if spec is None:
             raise fail(child(tp, "spec"), required())
-        claim = _claim_spec(as_map(spec, child(tp, "spec")), child(tp, "spec"))
+        claim = claim_spec(as_map(spec, child(tp, "spec")), child(tp, "spec"))
         claim = ClaimTemplate(
             labels=get_str_map(tmeta, "labels", child(tp, "metadata")),
             annotations=get_str_map(tmeta, "annotations", child(tp, "metadata")),

@@ -6,6 +6,8 @@ StatefulSet or DaemonSet here, or a batch/v1 Job or CronJob
 whose ``details`` holds the kind's own fields, with the API server's defaulting
 (``SetDefaults_*``) and the validation that would reject the object, in
 upstream's wording (pkg/apis/apps/validation, pkg/apis/batch/validation).
+A StatefulSet's claim templates are kept even where the API server would refuse
+their claims (``kubesched.api.claim_templates`` says why).
 
 Status fields of a dump are read where a controller continues from them: a
 StatefulSet's ``currentRevision``/``updateRevision``, a Job's counts,
@@ -19,10 +21,17 @@ import json
 from dataclasses import replace
 from typing import Final
 
+from kubesched.api.claim_templates import (
+    RETAIN,
+    RETENTION_POLICIES,
+    RetentionPolicy,
+    VolumeClaimTemplate,
+)
 from kubesched.api.convert import batch
 from kubesched.api.convert.meta import check_dns_subdomain, read_meta
 from kubesched.api.convert.pod import pod_spec
 from kubesched.api.convert.selectors import label_selector
+from kubesched.api.convert.storage import claim_spec
 from kubesched.api.convert.templates import (
     check_matches,
     enum_or,
@@ -34,6 +43,7 @@ from kubesched.api.convert.templates import (
     read_template,
     restart_policy,
 )
+from kubesched.api.errors import InputError
 from kubesched.api.messages import child, fail, invalid, required
 from kubesched.api.reader import Raw, as_map, get_int, get_list, get_map, get_str, get_str_map
 from kubesched.api.selectors import label_selector_matches
@@ -140,15 +150,12 @@ def _statefulset(raw: Raw) -> Workload:
         raise fail(
             child(rpath, "maxUnavailable"), invalid(max_unavailable, "must be greater than 0")
         )
+    retention = _retention_policy(spec)
     selector = read_selector(spec, "statefulset")
     t = read_template(get_map(spec, "template", "spec"), "spec.template")
     check_matches(selector, t.labels, "spec.template.metadata.labels")
     restart_policy(t, "spec.template", ("Always",))
-    claims = []
-    for i, vct in enumerate(get_list(spec, "volumeClaimTemplates", "spec")):
-        vp = f"spec.volumeClaimTemplates[{i}]"
-        vmeta = get_map(as_map(vct, vp), "metadata", vp)
-        claims.append(get_str(vmeta, "name", child(vp, "metadata")))
+    claims = _volume_claim_templates(spec)
     status = get_map(raw, "status", "")
     details = StatefulSetDetails(
         pod_management_policy=policy,
@@ -157,11 +164,48 @@ def _statefulset(raw: Raw) -> Workload:
         start_ordinal=start,
         current_revision=get_str(status, "currentRevision", "status"),
         update_revision=get_str(status, "updateRevision", "status"),
-        volume_claim_templates=tuple(claims),
+        volume_claim_templates=claims,
         max_unavailable=max_unavailable,
+        retention=retention,
     )
     return make_workload(
         "StatefulSet", raw, t, replicas=replicas, selector=selector, details=details
+    )
+
+
+def _volume_claim_templates(spec: Raw) -> tuple[VolumeClaimTemplate, ...]:
+    """``spec.volumeClaimTemplates``: each template's metadata must decode (else the
+    StatefulSet is refused); a claim spec the API server would refuse is kept as
+    the template's ``refusal`` (see ``kubesched.api.claim_templates``)."""
+    out = []
+    for i, item in enumerate(get_list(spec, "volumeClaimTemplates", "spec")):
+        path = f"spec.volumeClaimTemplates[{i}]"
+        raw = as_map(item, path)
+        meta = get_map(raw, "metadata", path)
+        mpath = child(path, "metadata")
+        name = get_str(meta, "name", mpath)
+        labels = get_str_map(meta, "labels", mpath)
+        annotations = get_str_map(meta, "annotations", mpath)
+        try:
+            claim = claim_spec(as_map(raw.get("spec"), "spec"), "spec")
+        except InputError as err:
+            out.append(VolumeClaimTemplate(name, None, str(err)))
+            continue
+        out.append(
+            VolumeClaimTemplate(name, replace(claim, labels=labels, annotations=annotations))
+        )
+    return tuple(out)
+
+
+def _retention_policy(spec: Raw) -> RetentionPolicy:
+    """``spec.persistentVolumeClaimRetentionPolicy``, defaulted (``Retain`` when unset
+    or empty, ``SetDefaults_StatefulSet``) and validated
+    (``Unsupported value: "X": supported values: "Retain", "Delete"``)."""
+    path = "spec.persistentVolumeClaimRetentionPolicy"
+    raw = get_map(spec, "persistentVolumeClaimRetentionPolicy", "spec")
+    return RetentionPolicy(
+        when_deleted=enum_or(raw, "whenDeleted", path, RETENTION_POLICIES, RETAIN),
+        when_scaled=enum_or(raw, "whenScaled", path, RETENTION_POLICIES, RETAIN),
     )
 
 

@@ -1,6 +1,7 @@
 """DefaultPreemption (upstream pkg/scheduler/framework/plugins/defaultpreemption)."""
 
 from kubesched.plugins.defaultpreemption.plugin import (
+    DEFAULT_VICTIM_ORDER,
     NAME,
     DefaultPreemption,
     filter_pods_with_pdb_violation,
@@ -8,6 +9,7 @@ from kubesched.plugins.defaultpreemption.plugin import (
 )
 
 __all__ = [
+    "DEFAULT_VICTIM_ORDER",
     "NAME",
     "DefaultPreemption",
     "filter_pods_with_pdb_violation",

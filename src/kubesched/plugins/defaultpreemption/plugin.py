@@ -7,8 +7,11 @@ supplies the default policy (R5.1, R5.3, R5.5, R5.6 of the spec):
 - a pod with ``preemptionPolicy: Never`` never preempts; a pod whose
   nominated node still holds a victim terminating *by preemption* waits
   (unless that node became UnschedulableAndUnresolvable);
-- victims are pods of strictly lower priority (``is_eligible_pod`` is the hook
-  for narrowing that);
+- victims are pods of strictly lower priority, sorted most important first;
+  custom builds change who may be a victim and the importance order (upstream's
+  ``IsEligiblePod`` / ``MoreImportantPod`` fields) by returning another
+  ``VictimOrder`` from ``victim_order`` — data that this per-node path and the
+  Evaluator's batched dry run both follow;
 - on one node: remove every potential victim, check the preemptor fits (with
   nominated pods), then reprieve as many as possible — PDB-violating ones
   first, each group from the most important — counting the violating victims;
@@ -22,9 +25,8 @@ calls complete at once, but kept for live mode).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, final
 
 from kubesched.api.selectors import label_selector_matches, label_selector_parse_error
 from kubesched.api.types import PREEMPT_NEVER, Pod, PodDisruptionBudget
@@ -45,12 +47,12 @@ from kubesched.framework.preemption import (
     MSG_WAITING,
     REASON_PREEMPTION_BY_SCHEDULER,
     Evaluator,
+    VictimOrder,
+    Victims,
 )
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.framework.victims import Victims, pod_start_time
-from kubesched.plugins.defaultpreemption.vector import VictimBatcher, VictimCache
 
 NAME: Final = "DefaultPreemption"
 
@@ -82,7 +84,6 @@ class DefaultPreemption:
         self.args = args if args is not None else DefaultPreemptionArgs()
         self.handle = handle
         self.evaluator = Evaluator(NAME, handle, self, async_preemption=async_preemption)
-        self._victim_cache = VictimCache()
 
     # ------------------------------------------------------------------ PostFilter
     def post_filter(
@@ -140,21 +141,16 @@ class DefaultPreemption:
                         return False, MSG_TERMINATING
         return True, ""
 
+    def victim_order(self) -> VictimOrder:
+        """Who may be a victim and in which order (upstream's ``IsEligiblePod`` and
+        ``MoreImportantPod`` fields, here data): the defaults. A custom build
+        returns other data; the per-node path and the batched dry run follow it."""
+        return DEFAULT_VICTIM_ORDER
+
+    @final
     def is_preemption_allowed(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        return victim.pod.priority < preemptor.pod.priority and self.is_eligible_pod(
-            node, victim, preemptor
-        )
-
-    def is_eligible_pod(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        """Hook for custom builds that restrict victims (upstream IsEligiblePod)."""
-        return True
-
-    def more_important_pod(self, a: PodInfo, b: PodInfo, now: int) -> bool:
-        """Higher priority first; then the pod that started earlier (unset = now)."""
-        pa, pb = a.pod.priority, b.pod.priority
-        if pa != pb:
-            return pa > pb
-        return pod_start_time(a, now) < pod_start_time(b, now)
+        """Strictly lower priority, then the order's ``is_eligible_pod``."""
+        return self.victim_order().allows(node, victim, preemptor)
 
     def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
@@ -164,9 +160,13 @@ class DefaultPreemption:
         n = max(n, self.args.min_candidate_nodes_absolute)
         return min(n, num_nodes)
 
+    @final
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None:
-        return None
+        """The order's ``ordered_score_funcs`` (None: the default criteria)."""
+        funcs = self.victim_order().ordered_score_funcs
+        return None if funcs is None else funcs(victims)
 
+    @final
     def select_victims_on_node(
         self,
         state: CycleState,
@@ -174,8 +174,10 @@ class DefaultPreemption:
         node: NodeInfo,
         pdbs: Sequence[PodDisruptionBudget],
     ) -> tuple[list[PodInfo], int, Status]:
-        """Victims on this node copy (R5.6); ``node`` and ``state`` are mutated."""
+        """Victims on this node copy (R5.6); ``node`` and ``state`` are mutated.
+        Final: the batched dry run reproduces exactly this (``victim_order``)."""
         h = self.handle
+        order = self.victim_order()
 
         def remove(victim: PodInfo) -> Status:
             node.remove_pod(victim.pod)
@@ -185,7 +187,7 @@ class DefaultPreemption:
             node.add_pod(victim)
             return h.run_pre_filter_extension_add_pod(state, pod, victim, node)
 
-        potential = [q for q in node.pods if self.is_preemption_allowed(node, q, pod)]
+        potential = [q for q in node.pods if order.allows(node, q, pod)]
         for q in potential:
             s = remove(q)
             if not s.is_success():
@@ -195,10 +197,9 @@ class DefaultPreemption:
         s = h.run_filter_plugins_with_nominated_pods(state, pod, node)
         if not s.is_success():
             return [], 0, s
-        now = h.clock.now()
-        order = functools.cmp_to_key(self._importance_cmp(now))
-        potential.sort(key=order)
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        key = order.sort_key(h.clock.now())
+        potential.sort(key=key)
+        violating, non_violating = order.pdb_split(potential, pdbs)
         victims: list[PodInfo] = []
         num_violating = 0
 
@@ -225,33 +226,8 @@ class DefaultPreemption:
             if isinstance(r, Status):
                 return [], 0, r
         if violating and non_violating:
-            victims.sort(key=order)
+            victims.sort(key=key)
         return victims, num_violating, SUCCESS
-
-    def victim_batcher(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        pdbs: Sequence[PodDisruptionBudget],
-    ) -> VictimBatcher | None:
-        """``select_victims_on_node`` for batches of rows at once (same answers), or
-        None when the active filters need the per-node path. The Evaluator calls
-        it once per dry run (``kubesched.framework.preemption.VictimBatcher``)."""
-        if not self.handle.what_if_supported(state):
-            return None
-        return VictimBatcher(
-            self, state, pod, pdbs, filter_pods_with_pdb_violation, self._victim_cache
-        )
-
-    def _importance_cmp(self, now: int) -> Callable[[PodInfo, PodInfo], int]:
-        def cmp(a: PodInfo, b: PodInfo) -> int:
-            if self.more_important_pod(a, b, now):
-                return -1
-            if self.more_important_pod(b, a, now):
-                return 1
-            return 0
-
-        return cmp
 
 
 def filter_pods_with_pdb_violation(
@@ -282,3 +258,8 @@ def filter_pods_with_pdb_violation(
                     violated = True
         (violating if violated else non_violating).append(pi)
     return violating, non_violating
+
+
+DEFAULT_VICTIM_ORDER: Final = VictimOrder(pdb_split=filter_pods_with_pdb_violation)
+"""Upstream's defaults: every pod of lower priority, by priority then start time,
+the five default criteria."""

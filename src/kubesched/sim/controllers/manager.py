@@ -29,6 +29,7 @@ from typing import Final
 from kubesched.api.admission import PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.selectors import label_selector_matches
+from kubesched.api.storage import PersistentVolumeClaim
 from kubesched.api.types import RUNNING, LabelSelector, Node, OwnerReference, Pod, Time
 from kubesched.api.workloads import (
     CronJobDetails,
@@ -49,6 +50,7 @@ from kubesched.sim.controllers.replicaset import ReplicaSetController, ReplicaSe
 from kubesched.sim.controllers.statefulset import StatefulSetController, StatefulSetObj
 from kubesched.sim.controllers.template import PodTemplate
 from kubesched.sim.engine import PRIO_LATE
+from kubesched.sim.storage import StorageObject
 
 ORDER: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job")
 MAX_ROUNDS: Final = 1000
@@ -91,6 +93,7 @@ class ControllerManager:
         self.cronjobs = CronJobController(env, self.jobs)
         self.jobs.on_finished = self.cronjobs.job_finished
         self.jobs.on_deleted = self.cronjobs.job_finished
+        cluster.object_watchers.append(self)
 
     # ------------------------------------------------------------------ queue
     def enqueue(self, kind: str, uid: str) -> None:
@@ -261,6 +264,8 @@ class ControllerManager:
             pods = [p for p in self.cluster.pods.values() if p.uid in wanted]
         for pod in pods:
             self.env.delete(pod)
+        if w.kind == "StatefulSet":
+            self.cluster.volumes.owner_deleted(w.uid)  # claims under whenDeleted: Delete
         self.env.end_pass()
 
     def retry_failed_creates(self) -> None:
@@ -310,6 +315,20 @@ class ControllerManager:
     def _nodes_changed(self) -> None:
         for uid in self.daemonsets.sets:
             self.enqueue("DaemonSet", uid)
+
+    def on_object_add(self, resource: str, obj: StorageObject) -> None:
+        pass
+
+    def on_object_update(self, resource: str, old: StorageObject, new: StorageObject) -> None:
+        pass
+
+    def on_object_delete(self, resource: str, obj: StorageObject) -> None:
+        """A claim went: the StatefulSets of its namespace with claim templates sync
+        (a pod refused because its claim was being deleted, or held back by a stale
+        claim, may be created now; upstream retries a failed sync with backoff and
+        resyncs every StatefulSet every 30 s)."""
+        if isinstance(obj, PersistentVolumeClaim):
+            self.statefulsets.claim_deleted(obj.namespace)
 
     def on_pod_add(self, pod: Pod) -> None:
         self.rs.on_pod_add(pod)

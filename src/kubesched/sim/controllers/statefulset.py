@@ -24,8 +24,20 @@ whose name is one of its ordinals, which it adopts. Each sync:
   ordinal down while fewer than ``maxUnavailable`` (default 1) replicas are
   unavailable, and come back at the update revision; OnDelete leaves them.
 
-Not modelled: volumeClaimTemplates (no PersistentVolumeClaims are created),
-``minReadySeconds``, the pod's hostname/subdomain, revision history.
+Claims (``stateful_claims``): before creating a pod, the set creates each of its
+missing ``volumeClaimTemplates`` claims ``<template>-<sts>-<ordinal>`` and gives
+the pod a ``persistentVolumeClaim`` volume per template (``CreateStatefulPod``);
+a Pending replica gets its missing claims created too; claims are kept when
+pods go (the pod created again under the same name uses them again), and their
+owner references follow ``persistentVolumeClaimRetentionPolicy`` for replicas,
+and for condemned pods before they are deleted, so that the garbage collector
+deletes them with a condemned pod (``whenScaled: Delete``) or with the set
+(``whenDeleted: Delete``).
+
+Not modelled: ``minReadySeconds``, the pod's hostname/subdomain, revision
+history, and ``UpdateStatefulPod`` for a pod of the input whose identity labels
+or volumes do not match the set (its spec cannot be updated in place anyway:
+upstream's update is refused by the API server).
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ from dataclasses import dataclass, field
 
 from kubesched.api.errors import InputError
 from kubesched.api.selectors import label_selector_matches
-from kubesched.api.types import FAILED, SUCCEEDED, IntOrString, LabelSelector, Pod
+from kubesched.api.types import FAILED, PENDING, SUCCEEDED, IntOrString, LabelSelector, Pod
 from kubesched.api.workloads import ON_DELETE, PARALLEL, StatefulSetDetails
 from kubesched.sim.controllers.base import Env
 from kubesched.sim.controllers.naming import template_hash
@@ -48,6 +60,7 @@ from kubesched.sim.controllers.podutil import (
     is_ready,
     without_controller,
 )
+from kubesched.sim.controllers.stateful_claims import StatefulClaims, aggregate
 from kubesched.sim.controllers.template import PodTemplate
 from kubesched.sim.disruption import scaled_value
 
@@ -96,6 +109,10 @@ def _unavailable(pod: Pod | None) -> bool:
 class StatefulSetController:
     env: Env
     sets: dict[str, StatefulSetObj] = field(default_factory=dict)
+    claims: StatefulClaims = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.claims = StatefulClaims(self.env)
 
     def add(self, sts: StatefulSetObj) -> None:
         self.sets[sts.uid] = sts
@@ -158,6 +175,12 @@ class StatefulSetController:
         for i in range(len(replicas)):
             if self._process_replica(sts, replicas, i, start + i, monotonic) and monotonic:
                 return
+        if sts.details.volume_claim_templates:
+            # fixPodClaim: a condemned pod's claims get the owner the policy wants
+            # (the pod itself under whenScaled: Delete) before the pod is deleted.
+            for pod in condemned:
+                if not self.claims.matches_retention(sts, pod.name, pod.uid):
+                    self.claims.update_for_retention(sts, pod.name, pod.uid)
         for pod in condemned:
             if self._process_condemned(sts, pod, first_unhealthy, monotonic) and monotonic:
                 return
@@ -175,15 +198,28 @@ class StatefulSetController:
             if pod.deletion_timestamp is None:
                 self.env.delete(pod)
             return True
+        just_created = False
         if pod is None:
+            if self.claims.is_stale(sts, f"{sts.name}-{ordinal}", ordinal):
+                return True  # an earlier pod's claim awaits the garbage collector
             created = self._create(sts, ordinal)
             replicas[i] = created
             if created is None or monotonic:
                 return True
-            pod = created
+            pod, just_created = created, True
+        has_claims = bool(sts.details.volume_claim_templates)
+        if has_claims and pod.phase == PENDING and not just_created:
+            # createMissingPersistentVolumeClaims: a Pending pod's claims come back.
+            if self.claims.create_claims(sts, pod.name, ordinal):
+                return True
+            self.claims.update_for_retention(sts, pod.name, pod.uid)
         if pod.deletion_timestamp is not None and monotonic:
             return True
-        return not is_ready(pod) and monotonic
+        if not is_ready(pod) and monotonic:
+            return True
+        if has_claims and not self.claims.matches_retention(sts, pod.name, pod.uid):
+            self.claims.update_for_retention(sts, pod.name, pod.uid)  # UpdateStatefulPod
+        return False
 
     def _process_condemned(
         self, sts: StatefulSetObj, pod: Pod, first_unhealthy: Pod | None, monotonic: bool
@@ -221,8 +257,18 @@ class StatefulSetController:
             POD_INDEX_LABEL: str(ordinal),
             REVISION_LABEL: sts.revision,
         }
+        # CreateStatefulPod: the pod's claims first, then the pod.
+        errors = self.claims.create_claims(sts, name, ordinal)
+        if errors:
+            self._failed(sts, name, aggregate(errors))
+            return None
         if self.env.get(sts.namespace, name) is not None:
             self._failed(sts, name, f'pods "{name}" already exists')
+            return None
+        try:
+            spec = self.claims.pod_spec(sts, ordinal)
+        except InputError as err:
+            self._failed(sts, name, f'Pod "{name}" is invalid: {err}')
             return None
         try:
             pod = sts.template.pod(
@@ -230,12 +276,15 @@ class StatefulSetController:
                 controller_ref("StatefulSet", sts.name, sts.uid),
                 self.env.classes,
                 labels=labels,
+                spec=spec,
             )
         except InputError as err:
             self._failed(sts, name, f'pods "{name}" is forbidden: {err.message}')
             return None
         sts.failed_creates.discard(name)
         self.env.create(pod, sts.template.run_for)
+        if sts.details.volume_claim_templates:
+            self.claims.update_for_retention(sts, pod.name, pod.uid)
         return pod
 
     def _failed(self, sts: StatefulSetObj, name: str, err: str) -> None:
@@ -251,6 +300,13 @@ class StatefulSetController:
             "FailedCreate",
             f"create Pod {name} in StatefulSet {sts.name} failed error: {err}",
         )
+
+    def claim_deleted(self, namespace: str) -> None:
+        """A claim of ``namespace`` is gone: its sets with claim templates sync again."""
+        for sts in self.sets.values():
+            if sts.namespace == namespace and sts.details.volume_claim_templates:
+                sts.failed_creates.clear()
+                self.env.enqueue("StatefulSet", sts.uid)
 
     def retry_failed_creates(self) -> None:
         for sts in self.sets.values():

@@ -1,4 +1,4 @@
-"""Each row's dry-run answer, kept for as long as nothing it depends on changes.
+"""Each row's whole dry-run answer, kept for as long as nothing it depends on changes.
 
 Under the conditions of ``VictimCache`` (default eligibility and ordering, no
 PDB, every potential victim with a start time) and with filters whose what-if
@@ -24,25 +24,19 @@ computed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.preemption.batch import VictimBatch
+from kubesched.framework.preemption.victims import StatColumns, VictimStats
 from kubesched.framework.status import Status, StatusList
-from kubesched.framework.victims import StatColumns
-
-if TYPE_CHECKING:
-    from kubesched.plugins.defaultpreemption.vector import VictimBatch, VictimCache
 
 AnswerKey = tuple[int, int, frozenset[str], int, int, int]
 """(framework, spec facts, skipped filters, priority, node generation, layout
 generation) of the preemptor and table the answers are for."""
-
-FewStats = tuple[int, int, int, int, int]
-"""A candidate's ``VictimStats`` for ``AnswerCache.keep_few``: violations, highest
-priority, priority sum, count, earliest start."""
 
 _STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
 
@@ -146,15 +140,14 @@ class AnswerCache:
         rows: IntArray,
         statuses: list[Status],
         status_of: list[int],
-        fit: list[tuple[int, list[bool], FewStats]],
+        fit: list[tuple[int, list[bool], VictimStats]],
         nominated: IntArray | None,
     ) -> None:
         """``store`` for a few rows answered in plain Python, element by element
         (cheaper than numpy calls there): row ``rows[i]`` failed with
         ``statuses[status_of[i]]``, or is a candidate (``status_of[i]`` < 0)
         whose entry in ``fit`` is ``(i, victim flag per potential victim, its
-        VictimStats as violations, highest priority, priority sum, count,
-        earliest start)`` (every victim has a known start time)."""
+        VictimStats)``."""
         self._room(max((len(flags) for _, flags, _ in fit), default=0))
         ids = self._known.positions(statuses)
         row_list = rows.tolist()
@@ -166,7 +159,9 @@ class AnswerCache:
         for i, flags, stats in fit:
             r = row_list[i]
             slots[r, : len(flags)] = flags
-            for col, v in zip(columns, (*stats, True, False), strict=True):
+            nviol, high, total, count, earliest, unset = stats
+            row = (nviol, high, total, count, earliest or 0, earliest is not None, unset)
+            for col, v in zip(columns, row, strict=True):
                 col[r] = v
         self._kept(rows, nominated)
 
@@ -187,18 +182,19 @@ class AnswerCache:
         return np.array(self._known.positions(statuses), dtype=np.int64)
 
     def batch(
-        self, rows: IntArray, cache: VictimCache
+        self, rows: IntArray, ordered: npt.NDArray[np.object_]
     ) -> tuple[BoolArray, IntArray, IntArray, BoolArray, npt.NDArray[np.object_], StatColumns]:
         """The kept answers of ``rows`` as batch arrays: (candidate, failure
         index into ``statuses``, positions (-1 unless a candidate), slot-major
-        victim flags of the candidates, their ordered victims, their stats)."""
+        victim flags of the candidates, their ordered victims (of ``ordered``,
+        ``VictimCache.ordered``), their stats)."""
         cand = self.candidate.take(rows)
         fit = cand.nonzero()[0]
         pos = np.full(len(rows), -1, dtype=np.int64)
         pos[fit] = np.arange(len(fit))
         fit_rows = rows.take(fit)
         slots = np.ascontiguousarray(self.slots.take(fit_rows, axis=0).T)
-        entries = cache.ordered[fit_rows]
+        entries = ordered[fit_rows]
         nv, high, total, count, earliest, has, unset = (col.take(fit_rows) for col in self.stats)
         stats = (nv, high, total, count, earliest, has, unset)
         return cand, self.status.take(rows), pos, slots, entries, stats

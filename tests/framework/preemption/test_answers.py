@@ -1,4 +1,4 @@
-"""The per-row dry-run answer cache of DefaultPreemption (``answers.py``) decides
+"""The per-row dry-run answer cache of the batched dry run (``answers.py``) decides
 exactly as the per-node path.
 
 Bursts of identical high-priority preemptors (one shared ``PodSpec`` per kind of
@@ -25,9 +25,11 @@ import pytest
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
 from kubesched.framework.nodetable import IntArray
-from kubesched.plugins.defaultpreemption import vector
-from kubesched.plugins.defaultpreemption.answers import AnswerCache
-from kubesched.plugins.defaultpreemption.vector import VictimBatch, VictimBatcher, VictimCache
+from kubesched.framework.preemption import dry_run
+from kubesched.framework.preemption.answers import AnswerCache
+from kubesched.framework.preemption.batch import VictimBatch
+from kubesched.framework.preemption.dry_run import VictimBatcher
+from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.report import build_result
@@ -288,7 +290,7 @@ def test_stale_rows_in_plain_python_decide_as_the_exact_path(
     (numpy) keep the same answers: forced either way, the decisions are the exact
     path's."""
     exact = exact_result(scenario)
-    monkeypatch.setattr(vector, "_SMALL", small)
+    monkeypatch.setattr(dry_run, "_SMALL", small)
     calls = [0]
     original = VictimBatcher._answer_small
 

@@ -1,4 +1,4 @@
-"""framework.victims: pickOneNodeForPreemption and its stats-based forms.
+"""framework.preemption.candidates: pickOneNodeForPreemption and its stats-based forms.
 
 Cases re-express upstream's TestSelectBestCandidate / TestPickOneNodeForPreemption
 and TestGetEarliestPodStartTime; the stats-based picks are checked against the
@@ -15,17 +15,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.framework import victims as victims_module
-from kubesched.framework.types import PodInfo
-from kubesched.framework.victims import (
-    Victims,
-    earliest_start_time,
+from kubesched.framework.preemption import candidates as candidates_module
+from kubesched.framework.preemption.candidates import (
     pick_by_stats,
     pick_index_by_stats,
     pick_one_node_for_preemption,
-    victim_stats,
 )
-from tests.framework.test_preemption import pod
+from kubesched.framework.preemption.victims import Victims, earliest_start_time, victim_stats
+from kubesched.framework.types import PodInfo
+from tests.framework.preemption.test_evaluator import pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import HIGH, LOW, MID
 
 
@@ -146,7 +145,7 @@ def _victim_lists(draw: st.DrawFn) -> dict[str, Victims]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(victims=_victim_lists(), now=st.sampled_from([15, 100, 200]), seed=st.integers(0, 9))
 def test_pick_by_stats_equals_pick_one_node(
     victims: dict[str, Victims], now: int, seed: int
@@ -163,9 +162,6 @@ def test_pick_by_stats_equals_pick_one_node(
         )
         for name, v in victims.items()
     }
-    rng = random.Random(seed)
-    assert pick_by_stats(with_stats, now, rng.randrange) == want
-    assert rng.getstate() == after
     stats = [victim_stats(v.pods, v.num_pdb_violations) for v in victims.values()]
     columns = (
         np.array([s[0] for s in stats], dtype=np.int64),
@@ -176,11 +172,32 @@ def test_pick_by_stats_equals_pick_one_node(
         np.array([s[4] is not None for s in stats], dtype=np.bool_),
         np.array([s[5] for s in stats], dtype=np.bool_),
     )
-    for few in (victims_module._FEW_CANDIDATES, 0):  # the tuple path, then numpy's
-        rng = random.Random(seed)
-        with patch.object(victims_module, "_FEW_CANDIDATES", few):
+    for few in (candidates_module._FEW_CANDIDATES, 0):  # the tuple path, then numpy's
+        with patch.object(candidates_module, "_FEW_CANDIDATES", few):
+            rng = random.Random(seed)
+            assert pick_by_stats(with_stats, now, rng.randrange) == want
+            assert rng.getstate() == after
+            rng = random.Random(seed)
             assert list(victims)[pick_index_by_stats(columns, now, rng.randrange)] == want
-        assert rng.getstate() == after
+            assert rng.getstate() == after
+
+
+@pytest.mark.parametrize("draw", [0, 1])
+def test_pick_by_stats_beyond_int64_falls_back_to_the_reference(draw: int) -> None:
+    """Stats that do not fit int64 (a start time past 2^63 ns) are picked by the
+    reference on the pods: the same node and the same random draws."""
+    late = 2**63 + 5  # beyond int64: the columns cannot hold it
+    victims = {
+        name: Victims([PodInfo(pod(f"v-{name}", LOW, start=late))], 0) for name in ("a", "b", "c")
+    }
+    for v in victims.values():
+        v.stats = victim_stats(v.pods, 0)
+    # Every criterion ties: the reference draws randrange(3) once.
+    want_rng = random.Random(draw)
+    want = pick_one_node_for_preemption(victims, None, 0, want_rng.randrange)
+    rng = random.Random(draw)
+    assert pick_by_stats(victims, 0, rng.randrange) == want
+    assert rng.getstate() == want_rng.getstate()
 
 
 @pytest.mark.parametrize(

@@ -25,14 +25,15 @@ from kubesched.framework.preemption import (
     Candidate,
     CandidateList,
     Evaluator,
+    VictimOrder,
+    Victims,
 )
+from kubesched.framework.preemption.candidates import DryRun, rotated
 from kubesched.framework.results import NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.framework.victims import (
-    Victims,
-)
 from tests.builders import make_pod
+from tests.hypothesis_profiles import scaled
 from tests.plugins.preemption_harness import (
     HIGH,
     LARGE,
@@ -112,6 +113,9 @@ class FakePolicy:
 
     def ordered_score_funcs(self, victims: dict[str, Victims]) -> list[Callable[[str], int]] | None:
         return None if self.score_funcs is None else self.score_funcs(victims)
+
+    def victim_order(self) -> VictimOrder | None:
+        return None  # its own victim selection: the dry run visits node by node
 
 
 def fewest_containers(victims: dict[str, Victims]) -> list[Callable[[str], int]]:
@@ -1032,7 +1036,7 @@ class _FakeBatch:
         self.statuses = [Status(Code.UNSCHEDULABLE, "no")]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(
     num=st.integers(1, 6),
     batches=st.lists(
@@ -1048,9 +1052,7 @@ def test_take_batch_equals_taking_rows_one_by_one(
     """The batched stop rule (both forms: no violating candidate in the batch, or
     some) takes the same rows into the same lists and stops at the same row as
     ``take_one`` row by row."""
-    from kubesched.framework.preemption import _DryRun
-
-    batched, single = _DryRun(num), _DryRun(num)
+    batched, single = DryRun(num), DryRun(num)
     names = tuple(f"n{i}" for i in range(sum(len(b) for b in batches)))
     start = 0
     for spec in batches:
@@ -1079,16 +1081,14 @@ def test_take_batch_equals_taking_rows_one_by_one(
         assert kept == [c.name for c in want.parts]  # type: ignore[union-attr]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(300), deadline=None)
 @given(data=st.data(), n=st.integers(1, 12))
 def test_rotated_slices_the_rotation(data: st.DataObject, n: int) -> None:
-    from kubesched.framework.preemption import _rotated
-
     rows = np.arange(100, 100 + n, dtype=np.int64)
     shift = data.draw(st.integers(0, n - 1))
     a = data.draw(st.integers(0, n - 1))
     b = data.draw(st.integers(a + 1, 2 * n))
-    got = _rotated(rows, shift, a, b)
+    got = rotated(rows, shift, a, b)
     assert got.tolist() == np.roll(rows, -shift)[a:b].tolist()
     got[:] = -1  # a copy: the source is untouched
     assert rows.tolist() == list(range(100, 100 + n))

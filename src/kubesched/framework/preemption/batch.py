@@ -1,0 +1,145 @@
+"""The answers of the batched dry run for one batch of rows (``dry_run.py``).
+
+``VictimBatch`` is what the Evaluator's stop rule reads (``BatchAnswers`` in
+``candidates.py``): which rows are candidates, the others' statuses, and —
+built only for the candidates the Evaluator keeps — their victims and
+``VictimStats`` columns.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.preemption.victims import StatColumns, Victims
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+
+
+class VictimBatch:
+    """The answers for one batch of rows (``candidates.BatchAnswers``).
+
+    ``candidate[i]``: row i has a victim list (success, at least one victim);
+    ``violating[i]``: and some of its victims violate a PDB; otherwise
+    ``statuses[fail_index[i]]`` is the row's status. Rows that passed the
+    "all victims removed" check are numbered by ``pos`` (-1: did not) in
+    ``slots`` (``slots[j, k]``: the j-th potential victim of the k-th such row
+    stays a victim — slot-major, so that per-row reductions run along axis 0,
+    which numpy does much faster for a few slots), ``entries``
+    (their ordered potential victims), ``n_violating`` (how many of those come
+    first as PDB-violating) and ``stats`` (``VictimStats`` per row, when the
+    default importance order sorts the victims)."""
+
+    __slots__ = (
+        "_entries",
+        "_key",
+        "_n_violating",
+        "_num_violations",
+        "_pos",
+        "_slots",
+        "_stats",
+        "candidate",
+        "fail_index",
+        "statuses",
+        "violating",
+    )
+
+    def __init__(
+        self,
+        candidate: BoolArray,
+        violating: BoolArray,
+        fail_index: IntArray,
+        statuses: list[Status],
+        pos: IntArray,
+        slots: BoolArray,
+        entries: npt.NDArray[np.object_],
+        n_violating: IntArray,
+        key: Callable[[PodInfo], Any],
+        stats: StatColumns | None,
+    ) -> None:
+        self.candidate = candidate
+        self.violating = violating
+        self.fail_index = fail_index
+        self.statuses = statuses
+        self._pos = pos
+        self._slots = slots
+        self._entries = entries
+        self._n_violating = n_violating
+        self._key = key
+        self._stats = stats
+        self._num_violations: list[int] | None = None
+
+    def victims(self, positions: IntArray) -> list[Victims]:
+        """Victims of the candidates at ``positions`` (lists built on first use)."""
+        ks = self._pos[positions]
+        if self._stats is not None:
+            if len(ks) == 1:
+                # The chosen candidate alone (the usual call): scalars.
+                k = ks.item(0)
+                v1, h1, t1, c1, e1, has1, unset1 = [col.item(k) for col in self._stats]
+                return [
+                    Victims(
+                        None,
+                        v1,
+                        make=functools.partial(self._pods, k),
+                        stats=(v1, h1, t1, c1, e1 if has1 else None, bool(unset1)),
+                    )
+                ]
+            v, h, t, c, e, has, unset = (col[ks].tolist() for col in self._stats)
+            make = self._pods
+            partial = functools.partial
+            return [
+                Victims(
+                    None,
+                    v[i],
+                    make=partial(make, k),
+                    stats=(v[i], h[i], t[i], c[i], e[i] if has[i] else None, unset[i]),
+                )
+                for i, k in enumerate(ks.tolist())
+            ]
+        if self._num_violations is None:
+            n = self._slots.shape[0]
+            first = np.arange(n)[:, None] < self._n_violating
+            self._num_violations = (self._slots & first).sum(axis=0).tolist()
+        return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
+
+    def positions(self) -> IntArray:
+        """Batch position -> column of ``slot_matrix`` (-1: the row failed before
+        victims were chosen)."""
+        return self._pos
+
+    def slot_matrix(self) -> BoolArray:
+        """``[j, k]``: the j-th potential victim of the k-th row that got as far as
+        choosing victims stays a victim."""
+        return self._slots
+
+    def stats(self, positions: IntArray) -> StatColumns | None:
+        """``VictimStats`` columns of the candidates at ``positions`` (None unless the
+        victim order and the criteria are the defaults); may be views of the
+        batch's own columns: never write into them."""
+        if self._stats is None:
+            return None
+        ks = self._pos[positions]
+        v, h, t, c, e, has, unset = self._stats
+        n = len(ks)
+        if n:
+            first = ks.item(0)
+            if ks.item(n - 1) - first + 1 == n:
+                # Consecutive candidates (the usual run of kept ones): views.
+                sl = slice(first, first + n)
+                return (v[sl], h[sl], t[sl], c[sl], e[sl], has[sl], unset[sl])
+        return (v[ks], h[ks], t[ks], c[ks], e[ks], has[ks], unset[ks])
+
+    def _pods(self, k: int) -> list[PodInfo]:
+        slots: list[int] = np.flatnonzero(self._slots[:, k]).tolist()
+        ordered: list[PodInfo] = self._entries[k]
+        n_violating = int(self._n_violating[k])
+        vs = [ordered[j] for j in slots]
+        if n_violating and len(ordered) > n_violating:
+            vs.sort(key=self._key)
+        return vs

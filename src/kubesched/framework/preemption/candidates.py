@@ -1,0 +1,385 @@
+"""A dry run's candidates: the bounded lists, the stop rule, and the pick.
+
+Upstream: pkg/scheduler/framework/preemption (candidate.go; candidateList and
+the stop rule of DryRunPreemption; SelectCandidate / pickOneNodeForPreemption).
+The dry run visits nodes from a random offset and keeps candidates in two
+bounded lists (non-violating, violating); it stops once there is a
+non-violating candidate and ``num_candidates`` in all (``DryRun``, fed node by
+node or batch by batch in visiting order, with the same result). Candidates
+from batches stay positions in their batch (``CandidateSet``) until asked for.
+
+The pick (R5.8): ``pick_one_node_for_preemption`` is the reference over
+``Victims`` (score functions, default or the policy's ``ordered_score_funcs``);
+``pick_by_stats`` and ``pick_index_by_stats`` read the default criteria off
+precomputed ``VictimStats`` and consume ``randrange`` exactly as the reference
+does; a final tie is broken by the seeded random source (upstream returns the
+first of a Go map's random order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import compress
+from typing import Final, Protocol
+
+import numpy as np
+
+from kubesched.api.types import Time
+from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.preemption.victims import (
+    MIN_INT64,
+    StatColumns,
+    Victims,
+    VictimStats,
+    default_score_funcs,
+)
+from kubesched.framework.results import LazyNodeToStatus
+from kubesched.framework.status import Code, Status, error
+from kubesched.framework.types import PodInfo
+
+
+@dataclass(slots=True)
+class Candidate:
+    name: str
+    victims: Victims
+
+
+class CandidateList:
+    """A list that keeps at most ``capacity`` items; further adds are dropped but
+    counted (upstream candidateList with its atomic index)."""
+
+    __slots__ = ("_added", "capacity", "items")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.items: list[Candidate] = []
+        self._added = 0
+
+    def add(self, c: Candidate) -> None:
+        if self._added < self.capacity:
+            self.items.append(c)
+        self._added += 1
+
+    def size(self) -> int:
+        return min(self._added, self.capacity)
+
+
+class BatchAnswers(Protocol):
+    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
+
+    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
+    candidate some of whose victims violate a PDB; a non-candidate's status is
+    ``statuses[fail_index[i]]``. ``victims(positions)`` gives those candidates'
+    victims (in the per-node path's order) and numbers of PDB violations; the
+    Evaluator asks only about the candidates it keeps, before it calls the
+    batcher again. ``stats`` (when not None) promises that the policy scores
+    candidates with the default criteria (``ordered_score_funcs`` gives None)."""
+
+    candidate: BoolArray
+    violating: BoolArray
+    fail_index: IntArray
+    statuses: list[Status]
+
+    def victims(self, positions: IntArray) -> list[Victims]: ...
+
+    def stats(self, positions: IntArray) -> StatColumns | None:
+        """``VictimStats`` of those candidates as columns, or None when the
+        default criteria cannot be read off them (then the victims are scored); may
+        be views of the batch's arrays: read-only."""
+        ...
+
+
+class _Pool:
+    """One bounded candidate list (upstream candidateList: keeps the first
+    ``capacity`` candidates, counts all) whose kept candidates are Candidate
+    objects or positions of a BatchAnswers, built on demand."""
+
+    __slots__ = ("added", "capacity", "parts")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.added = 0
+        self.parts: list[Candidate | tuple[BatchAnswers, IntArray, IntArray]] = []
+
+    def size(self) -> int:
+        return min(self.added, self.capacity)
+
+    def add(self, c: Candidate) -> None:
+        if self.added < self.capacity:
+            self.parts.append(c)
+        self.added += 1
+
+    def add_batch(self, batch: BatchAnswers, positions: IntArray, rows: IntArray) -> None:
+        """``add`` for the candidates at ``positions`` of ``batch`` (rows: the batch's)."""
+        kept = positions[: max(self.capacity - self.added, 0)]
+        if len(kept):
+            self.parts.append((batch, kept, rows[kept]))
+        self.added += len(positions)
+
+
+class CandidateSet:
+    """A dry run's candidates in upstream's order (non-violating, then violating),
+    built as Candidate objects only when asked for."""
+
+    __slots__ = ("_built", "_names", "_parts", "_size")
+
+    def __init__(self, names: tuple[str, ...], pools: Sequence[_Pool]) -> None:
+        self._names = names
+        self._parts = [part for pool in pools for part in pool.parts]
+        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in self._parts)
+        self._built: list[Candidate] | None = None
+
+    @staticmethod
+    def empty() -> CandidateSet:
+        return CandidateSet((), ())
+
+    def __len__(self) -> int:
+        return self._size
+
+    def materialize(self) -> list[Candidate]:
+        if self._built is None:
+            out: list[Candidate] = []
+            names = self._names
+            for part in self._parts:
+                if isinstance(part, Candidate):
+                    out.append(part)
+                    continue
+                batch, positions, rows = part
+                victims = batch.victims(positions)
+                out.extend(
+                    Candidate(names[r], v) for r, v in zip(rows.tolist(), victims, strict=True)
+                )
+            self._built = out
+        return self._built
+
+    def at(self, i: int) -> Candidate:
+        """The i-th candidate (without building the others)."""
+        if self._built is not None:
+            return self._built[i]
+        for part in self._parts:
+            if isinstance(part, Candidate):
+                if i == 0:
+                    return part
+                i -= 1
+                continue
+            batch, positions, rows = part
+            if i < len(positions):
+                (victims,) = batch.victims(positions[i : i + 1])
+                return Candidate(self._names[int(rows[i])], victims)
+            i -= len(positions)
+        raise IndexError(i)
+
+    def stats(self) -> StatColumns | None:
+        """Every candidate's stats as columns, or None if some candidate has none."""
+        got: list[StatColumns] = []
+        for part in self._parts:
+            if isinstance(part, Candidate):
+                return None
+            batch, positions, _ = part
+            columns = batch.stats(positions)
+            if columns is None:
+                return None
+            got.append(columns)
+        if len(got) == 1:
+            return got[0]
+        return (
+            np.concatenate([g[0] for g in got]),
+            np.concatenate([g[1] for g in got]),
+            np.concatenate([g[2] for g in got]),
+            np.concatenate([g[3] for g in got]),
+            np.concatenate([g[4] for g in got]),
+            np.concatenate([g[5] for g in got]),
+            np.concatenate([g[6] for g in got]),
+        )
+
+
+class DryRun:
+    """The two bounded candidate lists, the failing nodes' statuses and the errors
+    of one dry run, fed node by node or batch by batch in visiting order."""
+
+    __slots__ = ("done", "errs", "non_violating", "num_candidates", "statuses", "violating")
+
+    def __init__(self, num_candidates: int) -> None:
+        self.num_candidates = num_candidates
+        self.non_violating = _Pool(num_candidates)
+        self.violating = _Pool(num_candidates)
+        self.statuses = LazyNodeToStatus()
+        self.errs: list[str] = []
+        self.done = False
+
+    def size(self) -> int:
+        return self.non_violating.size() + self.violating.size()
+
+    def take_one(self, name: str, result: tuple[list[PodInfo], int, Status]) -> None:
+        victims, num_violations, status = result
+        if status.is_success() and victims:
+            c = Candidate(name, Victims(victims, num_violations))
+            (self.non_violating if num_violations == 0 else self.violating).add(c)
+            nv, v = self.non_violating.size(), self.violating.size()
+            if nv > 0 and nv + v >= self.num_candidates:
+                self.done = True
+            return
+        if status.is_success():
+            status = error(f'expected at least one victim pod on node "{name}"')
+        if status.code == Code.ERROR:
+            self.errs.append(status.message())
+        self.statuses.set(name, status)
+
+    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: BatchAnswers) -> int:
+        """Take the answers for ``rows`` in order up to the stop point; returns how
+        many rows were taken (all of them unless the run is done)."""
+        cand = batch.candidate
+        cap = self.num_candidates
+        nv_pool, v_pool = self.non_violating, self.violating
+        stopped: bool
+        if not batch.violating.any():
+            # Only non-violating candidates: after its k-th one (k >= 1) the
+            # non-violating list holds min(added + k, cap) >= 1, so the stop rule
+            # first holds at the t-th with added + t + size(violating) >= cap.
+            found = np.flatnonzero(cand)
+            t = max(cap - v_pool.size() - nv_pool.added, 1)
+            stopped = len(found) >= t
+            if stopped:
+                found = found[:t]
+                end = int(found[-1]) + 1
+            else:
+                end = len(rows)
+            if len(found):
+                nv_pool.add_batch(batch, found, rows)
+        else:
+            nonv = cand & ~batch.violating
+            viol = cand & batch.violating
+            # List sizes after each row, and the first row where the stop rule holds
+            # (it is only checked after adding a candidate).
+            nv_size = np.minimum(nv_pool.added + np.cumsum(nonv), cap)
+            v_size = np.minimum(v_pool.added + np.cumsum(viol), cap)
+            stops = np.flatnonzero(cand & (nv_size > 0) & (nv_size + v_size >= cap))
+            stopped = len(stops) > 0
+            end = int(stops[0]) + 1 if stopped else len(rows)
+            for pool, mask in ((nv_pool, nonv), (v_pool, viol)):
+                got = np.flatnonzero(mask[:end])
+                if len(got):
+                    pool.add_batch(batch, got, rows)
+        fails = np.flatnonzero(~cand[:end])
+        if len(fails):
+            index = batch.fail_index[fails]
+            statuses = batch.statuses
+            errors = [s.code == Code.ERROR for s in statuses]
+            if any(errors):
+                is_error = np.array(errors, dtype=np.bool_)
+                for i in index[is_error[index]].tolist():
+                    self.errs.append(statuses[i].message())
+            self.statuses.defer(names, rows[fails], index, statuses)
+        if stopped:
+            self.done = True
+        return end
+
+
+def rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
+    """Positions ``[a, b)`` (clamped to ``len(rows)``) of ``rows`` rotated left by
+    ``shift`` (a copy)."""
+    n = len(rows)
+    b = min(b, n)
+    s, e = shift + a, shift + b
+    out: IntArray
+    if e <= n:
+        out = rows[s:e].copy()
+    elif s >= n:
+        out = rows[s - n : e - n].copy()
+    else:
+        out = np.concatenate((rows[s:], rows[: e - n]))
+    return out
+
+
+def pick_one_node_for_preemption(
+    victims: dict[str, Victims],
+    score_funcs: list[Callable[[str], int]] | None,
+    now: Time,
+    randrange: Callable[[int], int],
+) -> str:
+    """Narrow the candidates criterion by criterion; a final tie is broken by
+    ``randrange`` (upstream returns the first of a Go map's random order)."""
+    if not victims:
+        return ""
+    candidates = list(victims)
+    funcs = score_funcs if score_funcs is not None else default_score_funcs(victims, now)
+    for f in funcs:
+        best = MIN_INT64
+        selected: list[str] = []
+        for node in candidates:
+            score = f(node)
+            if score > best:
+                best = score
+                selected = []
+            if score == best:
+                selected.append(node)
+        if len(selected) == 1:
+            return selected[0]
+        candidates = selected
+    if len(candidates) == 1:
+        return candidates[0]
+    return candidates[randrange(len(candidates))]
+
+
+def pick_by_stats(victims: dict[str, Victims], now: Time, randrange: Callable[[int], int]) -> str:
+    """``pick_one_node_for_preemption`` with the default criteria, read off each
+    candidate's ``Victims.stats`` instead of its pods: ``pick_index_by_stats`` on
+    their columns (same narrowing — keep the candidates with the best score, in
+    order — and the same use of ``randrange``); the reference itself when a value
+    does not fit int64."""
+    stats: list[VictimStats] = []
+    for v in victims.values():
+        st = v.stats
+        assert st is not None
+        stats.append(st)
+    try:
+        columns: StatColumns = (
+            np.array([st[0] for st in stats], dtype=np.int64),
+            np.array([st[1] for st in stats], dtype=np.int64),
+            np.array([st[2] for st in stats], dtype=np.int64),
+            np.array([st[3] for st in stats], dtype=np.int64),
+            np.array([0 if st[4] is None else st[4] for st in stats], dtype=np.int64),
+            np.array([st[4] is not None for st in stats], dtype=np.bool_),
+            np.array([st[5] for st in stats], dtype=np.bool_),
+        )
+        # No ``randrange`` call comes before the columns are complete.
+        index = pick_index_by_stats(columns, now, randrange)
+    except OverflowError:
+        return pick_one_node_for_preemption(victims, None, now, randrange)
+    return list(victims)[index]
+
+
+_FEW_CANDIDATES: Final = 256
+"""Up to this many candidates, ``pick_index_by_stats`` compares Python tuples."""
+
+
+def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[int], int]) -> int:
+    """``pick_by_stats`` on columns (``CandidateSet.stats``): the index of the
+    chosen candidate."""
+    nviol, high, total, count, earliest, known, unset = columns
+    latest = np.where(known, earliest, MIN_INT64)
+    if unset.any():
+        latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
+    n = len(nviol)
+    if n <= _FEW_CANDIDATES:
+        scores = np.array((nviol, high, total, count, latest))
+        if bool((scores.max(axis=1) == scores.min(axis=1)).all()):
+            # Every column constant (a homogeneous cluster): every candidate ties.
+            return 0 if n == 1 else randrange(n)
+        # Narrowing column by column keeps exactly the rows whose score tuple is
+        # the lexicographic maximum (in order); tuples beat numpy's per-call cost.
+        scores[:4] *= -1  # fewer victims / violations / lower priorities are better
+        keys = list(zip(*scores.tolist(), strict=False))  # equal lengths by construction
+        best = max(keys)
+        if keys.count(best) == 1:
+            return keys.index(best)
+        ties = list(compress(range(len(keys)), map(best.__eq__, keys)))
+        return ties[randrange(len(ties))]
+    candidates = np.arange(len(nviol))
+    for column in (-nviol, -high, -total, -count, latest):
+        scores = column[candidates]
+        candidates = candidates[scores == scores.max()]
+        if len(candidates) == 1:
+            return int(candidates[0])
+    return int(candidates[randrange(len(candidates))])

@@ -1,0 +1,301 @@
+"""The preemption Evaluator: the shared flow of PostFilter preemption plugins.
+
+Upstream: pkg/scheduler/framework/preemption (preemption.go). A preemption
+plugin supplies the policy through the ``PreemptionPolicy`` protocol (which
+pods may be victims, how victims are chosen on one node, who is more
+important); the Evaluator runs the flow of the upstream-behaviour spec §5:
+
+1. re-read the preemptor; check it may preempt (R5.1);
+2. potential nodes = nodes whose filter status is exactly Unschedulable (R5.2);
+3. a seeded random offset and a bounded number of candidates (R5.3);
+4. a dry run on copies of each node's NodeInfo and the CycleState, with two
+   bounded candidate lists and the early stop (R5.4, ``candidates.DryRun``);
+5. pick the best candidate (R5.8);
+6. act on it (``executor.py``): mark and delete the victims, clear
+   lower-priority nominations (R5.9), return the nominated node (R5.10).
+
+kubesched visits nodes sequentially (upstream's result with parallelism 1),
+lists potential nodes in snapshot order where upstream iterates a Go map, and
+breaks the final tie between equally good candidates with the seeded random
+source.
+
+Speed: when the policy's victim selection is DefaultPreemption's
+(``PreemptionPolicy.victim_order``) and the filters allow it, the dry run
+answers batches of table rows at once (``dry_run.VictimBatcher``); batches
+grow from the candidate rate seen so far, and the stop rule is applied row by
+row on their answers, so the result is the node-by-node one. Candidates from
+batches stay positions in their batch (``CandidateSet``) and are picked from
+``VictimStats`` columns when the default criteria apply: only the chosen
+candidate's victim list is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from kubesched.api.types import PodDisruptionBudget
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import Handle
+from kubesched.framework.nodetable import IntArray
+from kubesched.framework.preemption.candidates import (
+    Candidate,
+    CandidateSet,
+    DryRun,
+    pick_by_stats,
+    pick_index_by_stats,
+    pick_one_node_for_preemption,
+    rotated,
+)
+from kubesched.framework.preemption.dry_run import VictimBatcher
+from kubesched.framework.preemption.executor import Executor
+from kubesched.framework.preemption.policy import PreemptionPolicy
+from kubesched.framework.preemption.ports import HandleExtras
+from kubesched.framework.preemption.victim_cache import VictimCache
+from kubesched.framework.preemption.victims import Victims
+from kubesched.framework.results import Diagnosis, FitError, NodeToStatus, PostFilterResult
+from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
+from kubesched.framework.types import NodeInfo, PodInfo
+
+MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+MSG_NO_CANDIDATE: Final = "no candidate node for preemption"
+MSG_NO_NODES: Final = "no nodes available"
+MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"
+
+
+class PreemptionOutcome:
+    """What happened in one Preempt call, for explanations and reports
+    (``candidates`` are built when first read)."""
+
+    __slots__ = ("candidate_set", "chosen", "statuses")
+
+    def __init__(self) -> None:
+        self.candidate_set: CandidateSet | None = None
+        self.chosen: Candidate | None = None
+        self.statuses: NodeToStatus | None = None
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        cs = self.candidate_set
+        return cs.materialize() if cs is not None else []
+
+
+class Evaluator(Executor):
+    """Runs preemption for one plugin (upstream preemption.Evaluator, which embeds
+    the Executor)."""
+
+    def __init__(
+        self,
+        plugin_name: str,
+        handle: Handle,
+        policy: PreemptionPolicy,
+        *,
+        async_preemption: bool = True,
+    ) -> None:
+        super().__init__(handle, async_preemption=async_preemption)
+        self.plugin_name = plugin_name
+        self.policy = policy
+        self.last: PreemptionOutcome | None = None
+        self._candidate_rate = 0.0
+        """Candidates per node visited in the last batched dry run (sizes the first
+        batch of the next one; 0 = unknown)."""
+        self._victim_cache = VictimCache()
+        """Step 1 of the batched dry run per table row, across dry runs."""
+        self._extras: HandleExtras | None = None
+        """The handle's extras, resolved at the first batched dry run."""
+
+    # ------------------------------------------------------------------ entry
+    def preempt(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        h = self.handle
+        self.last = PreemptionOutcome()
+        latest = h.reader.get_pod(pod.pod.namespace, pod.pod.name)
+        if latest is None:
+            return None, error(f'pod "{pod.pod.name}" not found')
+        if latest is not pod.pod:
+            pod = PodInfo(latest)
+        nnn = pod.pod.nominated_node_name
+        ok, msg = self.policy.pod_eligible_to_preempt_others(
+            pod, statuses.get(nnn) if nnn else None
+        )
+        if not ok:
+            return None, Status(Code.UNSCHEDULABLE, msg)
+        table = h.table
+        all_names = table.ordered_names
+        if not all_names:
+            return None, error(MSG_NO_NODES)
+        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
+        self.last.candidate_set = candidates
+        self.last.statuses = node_statuses
+        if errs and not len(candidates):
+            return None, error(go_aggregate(errs))
+        if not len(candidates):
+            node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
+            fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
+            return PostFilterResult.nominated(""), Status(Code.UNSCHEDULABLE, str(fit))
+        best = self._select(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
+        self.last.chosen = best
+        s = self.prepare_candidate(best, pod)
+        if not s.is_success():
+            return None, s
+        return PostFilterResult.nominated(best.name), SUCCESS
+
+    # ------------------------------------------------------------------ candidates
+    def find_candidates(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
+        return candidates.materialize(), node_statuses, errs
+
+    def _find_candidates(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
+        table = self.handle.table
+        rows = statuses.rows_for_status_code(table, Code.UNSCHEDULABLE)
+        if len(rows) == 0:
+            return CandidateSet.empty(), NodeToStatus(), []
+        pdbs = list(self.handle.pdbs())
+        offset, num = self.policy.offset_and_num_candidates(len(rows))
+        return self._dry_run(state, pod, rows, None, pdbs, offset, num)
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """Visit nodes from ``offset`` (wrapping) on copies; stop once there is a
+        non-violating candidate and ``num_candidates`` candidates in all.
+
+        With a ``victim_order`` the dry run evaluates batches of nodes at once (each
+        node's answer is independent of the others, so batching only changes how
+        much work runs past the stop point, never the result)."""
+        row_of = self.handle.table.row_of
+        rows = np.array([row_of[n.name] for n in potential], dtype=np.int64)
+        candidates, statuses, errs = self._dry_run(
+            state, pod, rows, potential, pdbs, offset, num_candidates
+        )
+        return candidates.materialize(), statuses, errs
+
+    def _dry_run(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        potential: Sequence[NodeInfo] | None,
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
+        """``dry_run_preemption`` over table rows (``potential``: their NodeInfos,
+        else the table's)."""
+        run = DryRun(num_candidates)
+        table = self.handle.table
+        names = table.names_snapshot()
+        n = len(rows)
+        batcher = self._victim_batcher(state, pod, pdbs)
+        i = 0
+        size = 0
+        while i < n and not run.done:
+            if batcher is not None:
+                # The first batch holds the fewest nodes that could end the run; later
+                # ones grow (at least double) from the candidate rate so far, so that
+                # a run that must go far takes a few batches, not one per candidate.
+                need = max(num_candidates - run.size(), 1)
+                if size:
+                    found = run.size()
+                    est = need * i // found if found else n
+                    size = max(2 * size, est + est // 8 + 16)
+                elif self._candidate_rate > 0:
+                    est = int(need / self._candidate_rate)
+                    size = max(need, est + est // 8 + 16)
+                else:
+                    size = need
+                chunk = rotated(rows, offset % n, i, i + size)
+                batch = batcher(chunk)
+                if batch is None:
+                    batcher = None
+                    continue
+                i += run.take_batch(names, chunk, batch)
+                continue
+            row = int(rows[(offset + i) % n])
+            if potential is not None:
+                info = potential[(offset + i) % n]
+            else:
+                got = table.infos[row]
+                assert got is not None
+                info = got
+            node = info.clone()
+            result = self.policy.select_victims_on_node(state.clone(), pod, node, pdbs)
+            run.take_one(node.name, result)
+            i += 1
+        if size and i:
+            self._candidate_rate = max(run.non_violating.added + run.violating.added, 1) / i
+        return CandidateSet(names, [run.non_violating, run.violating]), run.statuses, run.errs
+
+    # ------------------------------------------------------------------ choice
+    def _select(self, candidates: CandidateSet) -> Candidate | None:
+        """``select_candidate`` on a dry run's candidates: when every candidate has
+        its stats as columns (the default criteria apply), the pick runs on them
+        and only the chosen candidate is built."""
+        n = len(candidates)
+        if n == 1:
+            return candidates.at(0)
+        columns = candidates.stats() if n else None
+        if columns is None:
+            return self.select_candidate(candidates.materialize())
+        i = pick_index_by_stats(columns, self.handle.clock.now(), self.handle.rng.randrange)
+        return candidates.at(i)
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims: dict[str, Victims] = {}
+        for c in candidates:
+            victims[c.name] = c.victims
+        funcs = self.policy.ordered_score_funcs(victims)
+        now = self.handle.clock.now()
+        if funcs is None and all(c.victims.stats is not None for c in candidates):
+            name = pick_by_stats(victims, now, self.handle.rng.randrange)
+        else:
+            name = pick_one_node_for_preemption(victims, funcs, now, self.handle.rng.randrange)
+        for c in candidates:
+            if c.name == name:
+                return c
+        return candidates[0]
+
+    def _victim_batcher(
+        self, state: CycleState, pod: PodInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> VictimBatcher | None:
+        """SelectVictimsOnNode for batches of rows at once (same answers), or None
+        when the policy selects victims its own way or the active filters need the
+        per-node path."""
+        order = self.policy.victim_order()
+        if order is None or not self.handle.what_if_supported(state):
+            return None
+        extras = self._extras
+        if extras is None:
+            extras = self._extras = HandleExtras.of(self.handle)
+        return VictimBatcher(self.handle, extras, order, state, pod, pdbs, self._victim_cache)
+
+
+def go_aggregate(messages: Sequence[str]) -> str:
+    """Go's ``utilerrors.NewAggregate(errs).Error()``: duplicates dropped, one message
+    as is, several as ``[a, b]``."""
+    seen: list[str] = []
+    for m in messages:
+        if m not in seen:
+            seen.append(m)
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
