@@ -21,6 +21,8 @@ preemption (time, preemptor, nominated node, victims, PDB violations), one
 FitError histograms and preemption messages). ``--compare FILE`` records to a
 temporary file and exits 1 when it differs from FILE (first differing lines
 are printed). ``--exact`` runs the per-node (exact) paths only.
+``--preemptor-template legacy-3cpu`` runs PreemptionBasic/PreemptionAsync with the
+3 CPU preemptor kubesched used before upstream's (and its records were made with).
 """
 
 from __future__ import annotations
@@ -61,23 +63,23 @@ class _RecordingSimulation(Simulation):
 
 def record_lines(sim: Simulation) -> list[str]:
     """Every decision of the run as text lines (see the module docstring)."""
-    cluster = sim.cluster
+    record = sim.record
     out: list[str] = []
-    for rec in cluster.records.values():
+    for rec in record.lives.values():
         pod = rec.pod
         out.append(
             f"bind {pod.key} node={pod.node_name or '-'} sched={rec.scheduled_at} "
             f"deleted={rec.deleted_at} reason={rec.deletion_reason}"
         )
-    for p in cluster.preemptions:
+    for p in record.preemptions:
         out.append(
             f"preempt t={p.time} {p.preemptor} -> {p.node} "
             f"victims={','.join(p.victims)} pdb={p.num_pdb_violations}"
         )
-    for key, pod in cluster.pods.items():
+    for key, pod in sim.cluster.pods.items():
         if pod.nominated_node_name:
             out.append(f"nominated {key} -> {pod.nominated_node_name}")
-    for e in cluster.events:
+    for e in record.events:
         out.append(f"event t={e.time} {e.type} {e.reason} {e.object} {e.related} {e.message}")
     return out
 
@@ -88,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("nodes", type=int)
     ap.add_argument("init_pods", type=int)
     ap.add_argument("pods", type=int)
+    ap.add_argument(
+        "--preemptor-template",
+        choices=sorted(bench.PREEMPTOR_TEMPLATES),
+        default=None,
+        help=f"default: {bench.DEFAULT_PREEMPTOR} (for PreemptionBasic and PreemptionAsync)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--exact", action="store_true")
     ap.add_argument(
@@ -97,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", metavar="FILE")
     args = ap.parse_args(argv)
 
-    wl = bench.workload(args.workload, args.nodes, args.init_pods, args.pods)
+    wl = bench.workload(
+        args.workload, args.nodes, args.init_pods, args.pods, args.preemptor_template
+    )
     original = bench.Simulation
     bench.Simulation = _RecordingSimulation  # type: ignore[misc]
     try:

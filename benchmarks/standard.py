@@ -13,6 +13,12 @@ minimum). The targets
 are issue #5's (2-core machine). ``--readme`` replaces the part of the README
 between the ``<!-- bench:start -->`` and ``<!-- bench:end -->`` markers with
 the table.
+
+The preemption rows run twice: with upstream's current preemptor (the default,
+``default_preemption/templates/pod-high-priority.yaml``: 3970m, evicts all four
+low pods of a node) and with ``--preemptor-template legacy-3cpu`` (3 CPU, evicts
+three), the template of kubesched's figures before the default changed, so that
+old and new tables stay comparable row by row.
 """
 
 from __future__ import annotations
@@ -28,19 +34,26 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# (workload, nodes, init pods, measured pods, target pods/s or None, extra target)
-STANDARD = [
-    ("SchedulingBasic", 5000, 1000, 10000, 3000, None),
-    ("SchedulingBasic", 5000, 5000, 50000, 3000, "peak RSS <= 1024 MiB"),
-    ("PreemptionBasic", 1000, 4000, 1000, 1000, None),
-    ("PreemptionBasic", 5000, 20000, 5000, 300, None),
-    ("PreemptionAsync", 5000, 20000, 5000, 2000, None),
-    ("Unschedulable", 5000, 20000, 10000, 2000, None),
+LEGACY = "legacy-3cpu"
+
+# (workload, preemptor template or None for the default, nodes, init pods, measured
+# pods, target pods/s or None, extra target)
+STANDARD: list[tuple[str, str | None, int, int, int, int | None, str | None]] = [
+    ("SchedulingBasic", None, 5000, 1000, 10000, 3000, None),
+    ("SchedulingBasic", None, 5000, 5000, 50000, 3000, "peak RSS <= 1024 MiB"),
+    ("PreemptionBasic", None, 1000, 4000, 1000, 1000, None),
+    ("PreemptionBasic", None, 5000, 20000, 5000, 300, None),
+    ("PreemptionAsync", None, 5000, 20000, 5000, 2000, None),
+    ("Unschedulable", None, 5000, 20000, 10000, 2000, None),
+    # The preemption rows with the preemptor of the figures before upstream's.
+    ("PreemptionBasic", LEGACY, 1000, 4000, 1000, 1000, None),
+    ("PreemptionBasic", LEGACY, 5000, 20000, 5000, 300, None),
+    ("PreemptionAsync", LEGACY, 5000, 20000, 5000, 2000, None),
     # Linear growth of the cycle cost with the node count.
-    ("SchedulingBasic", 500, 500, 5000, None, "scaling"),
-    ("SchedulingBasic", 1000, 1000, 5000, None, "scaling"),
-    ("SchedulingBasic", 5000, 1000, 5000, None, "scaling"),
-    ("SchedulingBasic", 15000, 1000, 5000, None, "scaling"),
+    ("SchedulingBasic", None, 500, 500, 5000, None, "scaling"),
+    ("SchedulingBasic", None, 1000, 1000, 5000, None, "scaling"),
+    ("SchedulingBasic", None, 5000, 1000, 5000, None, "scaling"),
+    ("SchedulingBasic", None, 15000, 1000, 5000, None, "scaling"),
 ]
 
 
@@ -49,11 +62,14 @@ def kubesched() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubesched.cli.main"]
 
 
-def run_one(workload: str, nodes: int, init: int, pods: int) -> dict[str, object]:
+def run_one(
+    workload: str, template: str | None, nodes: int, init: int, pods: int
+) -> dict[str, object]:
     cmd = [
         *kubesched(),
         "bench",
         workload,
+        *([] if template is None else ["--preemptor-template", template]),
         "--nodes",
         str(nodes),
         "--init-pods",
@@ -109,20 +125,22 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=1, help="Runs per row; the best is reported.")
     args = ap.parse_args()
     rows = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str | None]] = set()
     chosen = []
     for spec in STANDARD:
-        workload, _, _, _, _, note = spec
-        if args.quick and (workload in seen or note == "scaling"):
+        workload, template, _, _, _, _, note = spec
+        if args.quick and ((workload, template) in seen or note == "scaling"):
             continue
-        seen.add(workload)
+        seen.add((workload, template))
         chosen.append(spec)
     runs: list[list[dict[str, object]]] = [[] for _ in chosen]
     speed = [calibration()]
     for _ in range(max(args.repeat, 1)):
-        for i, (workload, nodes, init, pods, _, _) in enumerate(chosen):
-            runs[i].append(run_one(workload, nodes, init, pods))
-    for (workload, nodes, init, pods, target, note), got in zip(chosen, runs, strict=True):
+        for i, (workload, template, nodes, init, pods, _, _) in enumerate(chosen):
+            runs[i].append(run_one(workload, template, nodes, init, pods))
+    for (workload, template, nodes, init, pods, target, note), got in zip(
+        chosen, runs, strict=True
+    ):
         r = max(got, key=lambda d: float(str(d["throughput"])))
         throughput = float(str(r["throughput"]))
         if len(got) > 1:
@@ -131,8 +149,9 @@ def main() -> None:
             note = f"{note}; {spread}" if note else spread
         ok = "" if target is None else ("yes" if throughput >= target else "NO")
         size = f"{nodes} / {init} / {pods}"
+        name = workload if template is None else f"{workload} ({template})"
         rows.append(
-            f"| {workload} | {size} | {throughput} | {target or '-'} | {ok} "
+            f"| {name} | {size} | {throughput} | {target or '-'} | {ok} "
             f"| {r['wallSeconds']} | {r['cycleP50Ms']} / {r['cycleP99Ms']} | {r['peakRSSMiB']} "
             f"| {note or ''} |"
         )
@@ -143,6 +162,11 @@ def main() -> None:
             "",
             "Python speed during the run (10 million loop additions, before / after): "
             f"{speed[0]:.2f} s / {calibration():.2f} s",
+            "",
+            "Preemptors: upstream's default_preemption/templates/pod-high-priority.yaml "
+            "(3970m, priority 10000: evicts the four low pods of a node); rows marked "
+            f"({LEGACY}): templates/pod-high-priority.yaml (3 CPU, priority 10: evicts three), "
+            "the template of the figures before the default changed.",
             "",
             "| workload | nodes / init / measured | pods/s | target | met | wall s "
             "| cycle p50 / p99 ms | peak RSS MiB | note |",

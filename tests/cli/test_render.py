@@ -26,9 +26,10 @@ from kubesched.cli.render import (
     to_yaml,
     watch_table,
 )
+from kubesched.driver.record import RunRecord
+from kubesched.driver.report import build_result
 from kubesched.sim.cluster import Cluster
 from kubesched.sim.engine import Engine
-from kubesched.sim.report import build_result
 from tests.builders import make_node, make_pod
 
 S = NANOS
@@ -141,25 +142,33 @@ def test_format_seconds_is_exact(ns: int, want: str) -> None:
     assert format_seconds(ns) == want
 
 
-# --------------------------------------------------------------------------- tables of a cluster
+# --------------------------------------------------------------------------- tables of a run
 
 
 def small_cluster(watch: bool = False) -> Cluster:
-    """n1 with 'run' bound at 0s, 'gone' deleted (grace 0) at 10s, 'wait' pending from 5s."""
+    """n1 with 'run' bound at 0s, 'gone' deleted (grace 0) at 10s, 'wait' pending from 5s
+    (each instant's watch events delivered before the clock moves, as a run does)."""
     cluster = Cluster(Engine(), random.Random(0), watch=watch)
     cluster.create_node(make_node("n1").capacity(cpu="2").obj())
     cluster.create_pod(make_pod("run").priority(7).obj())
     cluster.bind(cluster.pods["default/run"], "n1")
     cluster.create_pod(make_pod("gone").grace(0).node("n1").obj())
+    cluster.flush()
     cluster.engine.now = 5 * S
     cluster.create_pod(make_pod("wait").nominated("n1").obj())
+    cluster.flush()
     cluster.engine.now = 10 * S
     cluster.delete_gracefully(cluster.pods["default/gone"], "Deleted")
+    cluster.flush()
     return cluster
 
 
+def small_record(watch: bool = False) -> RunRecord:
+    return small_cluster(watch).record
+
+
 def test_pods_table_shows_live_pods_with_age() -> None:
-    out = pods_table(small_cluster(), end_time=130 * S)
+    out = pods_table(small_record(), end_time=130 * S)
     assert out == tabulate(
         [
             ["NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"],
@@ -170,7 +179,7 @@ def test_pods_table_shows_live_pods_with_age() -> None:
 
 
 def test_wide_table_adds_times_and_deleted_pods() -> None:
-    out = pods_table(small_cluster(), end_time=130 * S, wide=True)
+    out = pods_table(small_record(), end_time=130 * S, wide=True)
     rows = [line.split() for line in out.splitlines()]
     assert rows[0][-4:] == ["CREATED", "SCHEDULED", "DELETED", "REASON"]
     by_name = {r[1]: r for r in rows[1:]}
@@ -181,7 +190,7 @@ def test_wide_table_adds_times_and_deleted_pods() -> None:
 
 
 def test_watch_table_lines_in_order() -> None:
-    rows = [ln.split() for ln in watch_table(small_cluster(watch=True)).splitlines()]
+    rows = [ln.split() for ln in watch_table(small_record(watch=True)).splitlines()]
     assert rows[0] == [
         "TIME", "NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED", "NODE", "AGE",
     ]  # fmt: skip
@@ -197,11 +206,11 @@ def test_watch_table_lines_in_order() -> None:
 
 
 def test_summary_line() -> None:
-    cluster = small_cluster()
-    assert summary_line(cluster, 130 * S, None) == (
+    record = small_record()
+    assert summary_line(record, 130 * S, None) == (
         "pods: 2 scheduled, 1 pending, 0 preempted; preemptions: 0; simulated: 130s"
     )
-    assert summary_line(cluster, 130 * S, 0.5).endswith("; wall: 0.50s")
+    assert summary_line(record, 130 * S, 0.5).endswith("; wall: 0.50s")
 
 
 # --------------------------------------------------------------------------- documents
@@ -216,7 +225,7 @@ def document() -> dict[str, Any]:
         "Scheduling",
         " ".join(["naïve"] * 200),
     )
-    return build_result(cluster, seed=3, end_time=130 * S, metrics={"m": 1})
+    return build_result(cluster.record, seed=3, end_time=130 * S, metrics={"m": 1})
 
 
 def test_to_json_is_indented_utf8_with_a_final_newline() -> None:

@@ -347,7 +347,7 @@ def config(reg: dict[str, PluginFactory]) -> SchedulerConfig:
 def failed_scheduling(sim: Simulation, pod: str) -> list[str]:
     return [
         e.message
-        for e in sim.cluster.events
+        for e in sim.record.events
         if e.reason == "FailedScheduling" and e.object == f"default/{pod}"
     ]
 

@@ -156,7 +156,6 @@ def update_pod(
     if spec is not None:
         new.spec = spec
     rig.cluster.pods[new.key] = new
-    rig.cluster.records[new.uid].pod = new
     for w in rig.cluster.watchers:
         w.on_pod_update(old, new)
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 
 from kubesched.api.types import Node, Pod, PodCondition
+from kubesched.driver.record import EventRecord
 from kubesched.framework.config import (
     FILTER,
     PERMIT,
@@ -36,9 +37,8 @@ from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.scheduler.scheduler import NOTE_LENGTH_LIMIT, Scheduler, truncate_message
-from kubesched.sim.cluster import Cluster, EventRecord
+from kubesched.sim.cluster import Cluster, EngineClock
 from kubesched.sim.engine import Engine
-from kubesched.sim.simulation import SimClock
 from tests.builders import make_node, make_pod
 from tests.fakes import RecordingWriter
 from tests.scheduler.harness import instance_registry
@@ -63,7 +63,7 @@ class Rig:
         self.sched = Scheduler(
             config if config is not None else default_config(supported=reg.keys()),
             reg,
-            clock=SimClock(self.engine),
+            clock=EngineClock(self.engine),
             rng=random.Random(seed),
             reader=self.cluster,
             writer=self.writer,
@@ -101,7 +101,7 @@ class Rig:
         return self.cluster.pods[f"{namespace}/{name}"]
 
     def events(self, reason: str | None = None) -> list[EventRecord]:
-        return [e for e in self.cluster.events if reason is None or e.reason == reason]
+        return [e for e in self.cluster.record.events if reason is None or e.reason == reason]
 
     def condition(self, name: str) -> PodCondition | None:
         return self.pod(name).condition("PodScheduled")

@@ -81,11 +81,14 @@ def node(name: str = "n1", cpu: str = "4") -> Node:
 
 
 def advance(cluster: Cluster, to: int) -> None:
-    """Run every cluster action due up to ``to`` (inclusive), in time order."""
+    """Run every cluster action due up to ``to`` (inclusive), in time order, each
+    instant's watch events delivered before the clock moves on (as a run does)."""
     engine = cluster.engine
+    cluster.flush()
     while (t := engine.next_time()) is not None and t <= to:
         engine.now = t
         engine.run_due()
+        cluster.flush()
     engine.now = to
 
 
@@ -111,10 +114,10 @@ def test_created_pending_pod_gets_uid_and_creation_time() -> None:
     assert stored.phase == "Pending"
     assert stored.uid and stored.uid != "default/p"  # a real uid, not the builder's default
     assert stored.creation_timestamp == 3 * S
-    record = cluster.records[stored.uid]
-    assert (record.created_at, record.scheduled_at, record.deleted_at) == (3 * S, None, None)
     cluster.flush()
     assert rec.kinds() == ["pod_add"]
+    record = cluster.record.lives[stored.uid]
+    assert (record.created_at, record.scheduled_at, record.deleted_at) == (3 * S, None, None)
 
 
 def test_uids_come_from_the_seeded_random_source() -> None:
@@ -133,7 +136,8 @@ def test_pod_created_bound_starts_running_at_creation() -> None:
     stored = cluster.pods["default/p"]
     assert stored.phase == "Running"
     assert stored.start_time == 2 * S
-    assert cluster.records[stored.uid].scheduled_at == 2 * S
+    cluster.flush()
+    assert cluster.record.lives[stored.uid].scheduled_at == 2 * S
 
 
 def test_pod_created_bound_keeps_its_own_start_time() -> None:
@@ -167,7 +171,6 @@ def test_bind_runs_the_pod_and_emits_old_and_new() -> None:
     assert after.nominated_node_name == ""
     scheduled = [c for c in after.conditions if c.type == "PodScheduled"]
     assert scheduled == [PodCondition("PodScheduled", "True", "", "", 4 * S)]
-    assert cluster.records[after.uid].scheduled_at == 4 * S
     # The old object is untouched: watchers compare old and new.
     assert (before.node_name, before.phase, before.nominated_node_name) == ("", "Pending", "n1")
 
@@ -176,6 +179,7 @@ def test_bind_runs_the_pod_and_emits_old_and_new() -> None:
     assert kind == "pod_update"
     assert old is before
     assert new is after
+    assert cluster.record.lives[after.uid].scheduled_at == 4 * S
 
 
 @pytest.mark.parametrize(
@@ -215,8 +219,8 @@ def test_graceful_deletion_keeps_the_pod_until_its_grace_period_ends() -> None:
     terminating = cluster.pods["default/p"]
     assert terminating.deletion_timestamp is not None
     assert terminating.node_name == "n1"
-    assert cluster.records[pod.uid].deleted_at is None
     cluster.flush()
+    assert cluster.record.lives[pod.uid].deleted_at is None
     assert rec.kinds() == ["pod_update"]
     assert rec.log[0][2] is terminating
 
@@ -225,7 +229,7 @@ def test_graceful_deletion_keeps_the_pod_until_its_grace_period_ends() -> None:
 
     advance(cluster, 40 * S)
     assert "default/p" not in cluster.pods
-    record = cluster.records[pod.uid]
+    record = cluster.record.lives[pod.uid]
     assert (record.deleted_at, record.deletion_reason) == (40 * S, REASON_DELETED)
     cluster.flush()
     assert rec.kinds() == ["pod_update", "pod_delete"]
@@ -246,7 +250,7 @@ def test_grace_period_comes_from_the_pod_spec() -> None:
     pod = bound_pod(cluster, grace=3)
     cluster.delete_gracefully(pod, REASON_DELETED)
     advance(cluster, 3 * S)
-    assert cluster.records[pod.uid].deleted_at == 3 * S
+    assert cluster.record.lives[pod.uid].deleted_at == 3 * S
 
 
 @pytest.mark.parametrize(
@@ -276,9 +280,9 @@ def test_deleted_at_once(case: str) -> None:
     cluster.engine.now = 7 * S
     cluster.delete_gracefully(pod, REASON_DELETED)
     assert "default/p" not in cluster.pods
-    record = cluster.records[pod.uid]
-    assert (record.deleted_at, record.deletion_reason) == (7 * S, REASON_DELETED)
     cluster.flush()
+    record = cluster.record.lives[pod.uid]
+    assert (record.deleted_at, record.deletion_reason) == (7 * S, REASON_DELETED)
     assert rec.kinds()[-1] == "pod_delete"
     assert len(cluster.engine) == 0  # no grace-period timer left behind
 
@@ -300,7 +304,7 @@ def test_already_terminating_pod_is_not_deleted_twice() -> None:
     assert len(cluster.engine) == 1  # still the one grace-period timer
 
     advance(cluster, 30 * S)
-    assert cluster.records[pod.uid].deleted_at == 30 * S
+    assert cluster.record.lives[pod.uid].deleted_at == 30 * S
 
 
 def test_a_stale_pod_object_deletes_nothing() -> None:
@@ -339,7 +343,8 @@ def test_delete_pod_reason_follows_the_stored_condition(
     if condition is not None:
         cluster.patch_pod_status(victim, condition=condition)
     cluster.delete_pod(victim)
-    record = cluster.records[victim.uid]
+    cluster.flush()
+    record = cluster.record.lives[victim.uid]
     assert record.deleted_at == 0
     assert record.deletion_reason == expected
 
@@ -398,7 +403,7 @@ def test_run_for_counts_from_binding_and_ends_succeeded() -> None:
     done = cluster.pods["default/p"]
     assert done.phase == "Succeeded"
     assert done.node_name == "n1"
-    record = cluster.records[done.uid]
+    record = cluster.record.lives[done.uid]
     assert (record.deleted_at, record.deletion_reason) == (None, None)
     cluster.flush()
     ((kind, old, new),) = rec.log
@@ -452,7 +457,7 @@ def test_freed_resources_let_a_waiting_pod_schedule() -> None:
     sim.cluster.create_pod(make_pod("next").req(cpu="3").obj())
     sim.run()
     assert sim.cluster.pods["default/next"].node_name == "n1"
-    assert sim.cluster.records[sim.cluster.pods["default/next"].uid].scheduled_at == 60 * S
+    assert sim.cluster.record.lives[sim.cluster.pods["default/next"].uid].scheduled_at == 60 * S
 
 
 # --------------------------------------------------------------------------- nodes
@@ -472,10 +477,10 @@ def test_node_deletion_takes_its_pods() -> None:
     cluster.delete_node("n1")
     assert set(cluster.pods) == {"default/b", "default/pending"}
     assert "n1" not in cluster.nodes
-    for name in ("a", "c"):
-        record = next(r for r in cluster.records.values() if r.pod.name == name)
-        assert (record.deleted_at, record.deletion_reason) == (9 * S, REASON_NODE_DELETED)
     cluster.flush()
+    for name in ("a", "c"):
+        record = next(r for r in cluster.record.lives.values() if r.pod.name == name)
+        assert (record.deleted_at, record.deletion_reason) == (9 * S, REASON_NODE_DELETED)
     assert rec.kinds() == ["node_delete", "pod_delete", "pod_delete"]
     assert {p.name for k, p, _ in rec.log if k == "pod_delete"} == {"a", "c"}  # type: ignore[attr-defined]
 
@@ -496,7 +501,9 @@ def test_events_are_recorded_with_time_keys_and_message() -> None:
     preemptor = make_pod("high", "ns2").obj()
     cluster.event(victim, "Normal", "Preempted", "Preempting", "Preempted by pod x", preemptor)
     cluster.event(preemptor, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes")
-    assert [(e.time, e.type, e.reason, e.object, e.related, e.message) for e in cluster.events] == [
+    assert [
+        (e.time, e.type, e.reason, e.object, e.related, e.message) for e in cluster.record.events
+    ] == [
         (12 * S, "Normal", "Preempted", "ns1/victim", "ns2/high", "Preempted by pod x"),
         (12 * S, "Warning", "FailedScheduling", "ns2/high", None, "0/1 nodes"),
     ]
@@ -544,23 +551,27 @@ def test_watch_lines_follow_pod_changes() -> None:
     cluster, _ = new_cluster(watch=True)
     cluster.create_node(node())
     cluster.create_pod(make_pod("p").obj())
+    cluster.flush()
     cluster.engine.now = S
     cluster.bind(cluster.pods["default/p"], "n1")
-    lines = [(w.time, w.pod.phase, w.pod.node_name) for w in cluster.watch_lines]
+    cluster.flush()
+    lines = [(w.time, w.pod.phase, w.pod.node_name) for w in cluster.record.watch_lines]
     assert lines == [(0, "Pending", ""), (S, "Running", "n1")]
 
 
 def test_no_watch_lines_without_watch() -> None:
     cluster, _ = new_cluster(watch=False)
     cluster.create_pod(make_pod("p").obj())
-    assert cluster.watch_lines == []
+    cluster.flush()
+    assert cluster.record.watch_lines == []
 
 
 def test_watch_line_when_a_pod_disappears() -> None:
     cluster, _ = new_cluster(watch=True)
     cluster.create_node(node())
     pod = bound_pod(cluster, grace=30)
+    cluster.flush()
     cluster.engine.now = 10 * S
     cluster.delete_gracefully(pod, REASON_DELETED)
     advance(cluster, 40 * S)
-    assert [w.time for w in cluster.watch_lines][-1] == 40 * S
+    assert [w.time for w in cluster.record.watch_lines] == [0, 0, 10 * S, 40 * S]

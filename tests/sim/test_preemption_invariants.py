@@ -35,13 +35,13 @@ from kubesched.api.types import (
     Pod,
     PodDisruptionBudget,
 )
+from kubesched.driver.report import build_result
 from kubesched.framework.types import PodInfo, Resource
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.runtime.framework import PluginFactory
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.cluster import Cluster
-from kubesched.sim.report import build_result
 from kubesched.sim.simulation import Simulation
 from tests.builders import make_node, make_pod
 from tests.hypothesis_profiles import scaled
@@ -205,11 +205,11 @@ def check_not_overcommitted(cluster: Cluster) -> None:
 
 
 def check_accounted(world: World, cluster: Cluster, observed: Observed) -> None:
-    names = sorted(r.pod.name for r in cluster.records.values())
+    names = sorted(r.pod.name for r in cluster.record.lives.values())
     assert names == sorted(g.name for g in world.pods), "a pod went missing or appeared"
     victims = {v for *_, vs in observed.preemptions for v in vs}
     grace = {g.name: g.grace for g in world.pods}
-    for rec in cluster.records.values():
+    for rec in cluster.record.lives.values():
         p = rec.pod
         if rec.deleted_at is not None:
             assert rec.deletion_reason in REASONS, (p.name, rec.deletion_reason)
@@ -284,7 +284,9 @@ def run_world(
         sim.engine.at(g.create_at * NANOS, create)
     stats = sim.run()
     check_accounted(world, cluster, observed)
-    doc = build_result(cluster, seed=seed, end_time=stats.end_time, metrics=sim.metrics.snapshot())
+    doc = build_result(
+        sim.record, seed=seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
+    )
     return doc, observed
 
 

@@ -22,6 +22,16 @@ def _progress_enabled(output: str) -> bool:
 @click.option("--nodes", type=click.IntRange(min=1), default=None, help="Default: 5000.")
 @click.option("--init-pods", type=click.IntRange(min=0), default=None)
 @click.option("--pods", type=click.IntRange(min=1), default=None, help="Measured pods.")
+@click.option(
+    "--preemptor-template",
+    type=click.Choice(sorted(bench.PREEMPTOR_TEMPLATES)),
+    default=None,
+    help=(
+        "PreemptionBasic/PreemptionAsync preemptor: default-preemption (upstream's "
+        "default_preemption/templates/pod-high-priority.yaml, 3970m, priority 10000; "
+        "the default) or legacy-3cpu (templates/pod-high-priority.yaml, 3 CPU, priority 10)."
+    ),
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--exact", is_flag=True, help="Per-node (exact) plugin paths only.")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
@@ -30,6 +40,7 @@ def bench_cmd(
     nodes: int | None,
     init_pods: int | None,
     pods: int | None,
+    preemptor_template: str | None,
     seed: int,
     exact: bool,
     output: str,
@@ -39,7 +50,10 @@ def bench_cmd(
 
     Defaults are upstream's 5000Nodes variants. Throughput is measured pods
     scheduled per wall-clock second of the measured phase."""
-    wl = bench.workload(workload_name, nodes, init_pods, pods)
+    try:
+        wl = bench.workload(workload_name, nodes, init_pods, pods, preemptor_template)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="'--preemptor-template'") from None
     progress: Callable[[int, int], None] | None = None
     bar: Any = None
     if _progress_enabled(output):

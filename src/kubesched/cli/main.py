@@ -149,9 +149,9 @@ def simulate(
     report every decision."""
     from kubesched.cli import render
     from kubesched.cli.input_warnings import warning_lines
+    from kubesched.driver.loop import DEFAULT_HORIZON
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
-    from kubesched.sim.simulation import DEFAULT_HORIZON
 
     try:
         gates = parse_feature_gates(feature_gates)
@@ -220,10 +220,10 @@ def simulate(
                 out.write(line)
         return
     if watch:
-        out.write(render.watch_table(run.cluster))
+        out.write(render.watch_table(run.record))
         out.write("\n")
-    out.write(render.pods_table(run.cluster, run.end_time, wide=output == "wide"))
-    click.echo(render.summary_line(run.cluster, run.end_time, wall), err=True)
+    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide"))
+    click.echo(render.summary_line(run.record, run.end_time, wall), err=True)
     if trace_spec is not None:
         trace_commands.echo_replay_summary(run)
 

@@ -1,4 +1,6 @@
-"""Rendering of simulation results: kubectl-like tables, watch lines, JSON/YAML/JSONL."""
+"""Rendering of simulation results: kubectl-like tables, watch lines, JSON/YAML/JSONL.
+
+The tables read a run's ``RunRecord`` (``kubesched.driver.record``), never a backend."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from typing import Any
 import yaml
 
 from kubesched.api.types import NANOS, Pod
-from kubesched.sim.cluster import Cluster, PodRecord
-from kubesched.sim.report import sorted_records
+from kubesched.driver.record import PodLife, RunRecord
+from kubesched.driver.report import sorted_lives
 
 NONE = "<none>"
 
@@ -77,19 +79,19 @@ def format_seconds(ns: int) -> str:
     return ("-" if ns < 0 else "") + text + "s"
 
 
-def pods_table(cluster: Cluster, end_time: int, wide: bool = False) -> str:
+def pods_table(record: RunRecord, end_time: int, wide: bool = False) -> str:
     header = ["NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
     if wide:
         header += ["CREATED", "SCHEDULED", "DELETED", "REASON"]
     rows: list[list[str]] = [header]
-    for rec in sorted_records(cluster):
+    for rec in sorted_lives(record):
         if rec.deleted_at is not None and not wide:
             continue
         rows.append(_pod_row(rec, end_time, wide))
     return tabulate(rows)
 
 
-def _pod_row(rec: PodRecord, end_time: int, wide: bool) -> list[str]:
+def _pod_row(rec: PodLife, end_time: int, wide: bool) -> list[str]:
     p = rec.pod
     status = pod_status(p) if rec.deleted_at is None else "Deleted"
     row = [
@@ -111,11 +113,11 @@ def _pod_row(rec: PodRecord, end_time: int, wide: bool) -> list[str]:
     return row
 
 
-def watch_table(cluster: Cluster) -> str:
+def watch_table(record: RunRecord) -> str:
     rows: list[list[str]] = [
         ["TIME", "NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
     ]
-    for line in cluster.watch_lines:
+    for line in record.watch_lines:
         p = line.pod
         rows.append(
             [
@@ -132,17 +134,18 @@ def watch_table(cluster: Cluster) -> str:
     return tabulate(rows)
 
 
-def summary_line(cluster: Cluster, end_time: int, wall_seconds: float | None) -> str:
-    scheduled = sum(1 for r in cluster.records.values() if r.scheduled_at is not None)
+def summary_line(record: RunRecord, end_time: int, wall_seconds: float | None) -> str:
+    lives = record.lives.values()
+    scheduled = sum(1 for r in lives if r.scheduled_at is not None)
     pending = sum(
         1
-        for r in cluster.records.values()
+        for r in lives
         if r.deleted_at is None and not r.pod.node_name and r.pod.phase == "Pending"
     )
-    preempted = sum(1 for r in cluster.records.values() if r.deletion_reason == "Preempted")
+    preempted = sum(1 for r in lives if r.deletion_reason == "Preempted")
     parts = [
         f"pods: {scheduled} scheduled, {pending} pending, {preempted} preempted",
-        f"preemptions: {len(cluster.preemptions)}",
+        f"preemptions: {len(record.preemptions)}",
         f"simulated: {format_seconds(end_time)}",
     ]
     if wall_seconds is not None:

@@ -1,19 +1,32 @@
 """``kubesched bench``: upstream scheduler_perf workloads on the simulated cluster.
 
-The templates are upstream's (test/integration/scheduler_perf/templates):
+The templates are upstream's (test/integration/scheduler_perf/):
 
-- node: ``cpu: 4``, ``memory: 32Gi``, ``pods: 110``, no labels;
-- ``pod-default``: 100m / 500Mi, priority 0;
-- ``pod-low-priority``: 900m / 500Mi, priority 0, ``terminationGracePeriodSeconds: 0``;
-- ``pod-high-priority``: priority 10, 3 CPU / 500Mi;
-- ``pod-high-priority-large-cpu``: priority 10, 9 CPU / 500Mi (fits no node).
+- node (``templates/node-default.yaml``): ``cpu: 4``, ``memory: 32Gi``, ``pods: 110``,
+  no labels;
+- ``templates/pod-default.yaml``: 100m / 500Mi, priority 0;
+- ``templates/pod-low-priority.yaml``: 900m / 500Mi, priority 0,
+  ``terminationGracePeriodSeconds: 0``;
+- ``templates/pod-high-priority-large-cpu.yaml``: priority 10, 9 CPU / 500Mi (fits no
+  node);
+- the preemptor of PreemptionBasic and PreemptionAsync, by ``preemptor_template``:
 
-Workloads (misc/performance-config.yaml):
+  - ``default-preemption`` (the default): upstream's current one,
+    ``default_preemption/templates/pod-high-priority.yaml`` (kubernetes/kubernetes
+    121460defea7874f50c64bb8de51018a86c6eef3): priority 10000, 3970m / 500Mi
+    (requests = limits), ``terminationGracePeriodSeconds: 0``. A node holds four
+    low pods (3600m of 4000m), so each preemptor evicts all four
+    (3970 <= 4000 - 900k only for k = 0);
+  - ``legacy-3cpu``: ``templates/pod-high-priority.yaml``, which upstream used
+    before its preemption suites moved to ``default_preemption/`` and kubesched's
+    figures until then: priority 10, 3 CPU / 500Mi; each preemptor evicts three of
+    the four low pods.
+
+Workloads (``default_preemption/performance-config.yaml``, ``misc/performance-config.yaml``):
 
 - ``SchedulingBasic``: nodes, init pods (default), measured pods (default);
-- ``PreemptionBasic``: nodes, low-priority init pods, measured high-priority pods
-  (each must evict 3 of a node's 4 low pods);
-- ``PreemptionAsync``: nodes, low-priority init pods; high-priority pods arrive
+- ``PreemptionBasic``: nodes, low-priority init pods, measured preemptor pods;
+- ``PreemptionAsync``: nodes, low-priority init pods; preemptor pods arrive
   every 200 ms of simulated time while default pods are measured;
 - ``Unschedulable``: nodes, default init pods; large-cpu high-priority pods
   arrive every 200 ms while default pods are measured.
@@ -46,20 +59,35 @@ CHURN_INTERVAL: Final = NANOS // 5
 CYCLE_COST: Final = NANOS // 1000
 """1 ms of simulated time per scheduling cycle in the churn workloads."""
 
+PAUSE: Final = "registry.k8s.io/pause:3.10"
+PAUSE_3_10_2: Final = "registry.k8s.io/pause:3.10.2"
 
-def _pause(cpu_milli: int, memory: int, grace: int | None = None) -> PodSpec:
-    c = Container(
-        "pause",
-        image="registry.k8s.io/pause:3.10",
-        requests={"cpu": cpu_milli, "memory": memory},
-    )
+
+def _pause(cpu_milli: int, memory: int, grace: int | None = None, image: str = PAUSE) -> PodSpec:
+    c = Container("pause", image=image, requests={"cpu": cpu_milli, "memory": memory})
     return PodSpec(containers=(c,), termination_grace_period_seconds=grace)
 
 
+Template = tuple[PodSpec, int]
+"""A pod template: its spec and its priority."""
+
 POD_DEFAULT: Final = _pause(100, 500 * MI)
 POD_LOW_PRIORITY: Final = _pause(900, 500 * MI, grace=0)
-POD_HIGH_PRIORITY: Final = _pause(3000, 500 * MI)
 POD_HIGH_PRIORITY_LARGE_CPU: Final = _pause(9000, 500 * MI)
+POD_HIGH_PRIORITY: Final = _pause(3970, 500 * MI, grace=0, image=PAUSE_3_10_2)
+"""default_preemption/templates/pod-high-priority.yaml (limits = requests: only
+requests count for scheduling)."""
+POD_HIGH_PRIORITY_LEGACY: Final = _pause(3000, 500 * MI)
+"""templates/pod-high-priority.yaml as kubesched ran it until the default changed."""
+
+DEFAULT_PREEMPTOR: Final = "default-preemption"
+LEGACY_PREEMPTOR: Final = "legacy-3cpu"
+PREEMPTOR_TEMPLATES: Final[dict[str, Template]] = {
+    DEFAULT_PREEMPTOR: (POD_HIGH_PRIORITY, 10000),
+    LEGACY_PREEMPTOR: (POD_HIGH_PRIORITY_LEGACY, 10),
+}
+PREEMPTOR: Final = "preemptor"
+"""In ``WORKLOADS``: the place of the preemptor template."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,32 +96,20 @@ class Workload:
     nodes: int
     init_pods: int
     measured_pods: int
-    init_template: tuple[PodSpec, int]
-    measured_template: tuple[PodSpec, int]
-    churn: tuple[PodSpec, int] | None = None
+    init_template: Template
+    measured_template: Template
+    churn: Template | None = None
+    preemptor_template: str | None = None
+    """The preemptor template's name (None: the workload has no preemptor)."""
 
 
+_Slot = Template | str
 # name -> (init template, measured template, churn template, default sizes of the
-# upstream 5000Nodes variant)
-WORKLOADS: Final[
-    dict[
-        str,
-        tuple[
-            tuple[PodSpec, int],
-            tuple[PodSpec, int],
-            tuple[PodSpec, int] | None,
-            tuple[int, int, int],
-        ],
-    ]
-] = {
+# upstream 5000Nodes variant); PREEMPTOR marks where the preemptor template goes.
+WORKLOADS: Final[dict[str, tuple[_Slot, _Slot, _Slot | None, tuple[int, int, int]]]] = {
     "SchedulingBasic": ((POD_DEFAULT, 0), (POD_DEFAULT, 0), None, (5000, 1000, 1000)),
-    "PreemptionBasic": ((POD_LOW_PRIORITY, 0), (POD_HIGH_PRIORITY, 10), None, (5000, 20000, 5000)),
-    "PreemptionAsync": (
-        (POD_LOW_PRIORITY, 0),
-        (POD_DEFAULT, 0),
-        (POD_HIGH_PRIORITY, 10),
-        (5000, 20000, 5000),
-    ),
+    "PreemptionBasic": ((POD_LOW_PRIORITY, 0), PREEMPTOR, None, (5000, 20000, 5000)),
+    "PreemptionAsync": ((POD_LOW_PRIORITY, 0), (POD_DEFAULT, 0), PREEMPTOR, (5000, 20000, 5000)),
     "Unschedulable": (
         (POD_DEFAULT, 0),
         (POD_DEFAULT, 0),
@@ -103,23 +119,51 @@ WORKLOADS: Final[
 }
 
 
+def has_preemptor(name: str) -> bool:
+    """The workload's pods include the preemptor template."""
+    return PREEMPTOR in WORKLOADS[name][:3]
+
+
 def workload(
-    name: str, nodes: int | None = None, init_pods: int | None = None, pods: int | None = None
+    name: str,
+    nodes: int | None = None,
+    init_pods: int | None = None,
+    pods: int | None = None,
+    preemptor_template: str | None = None,
 ) -> Workload:
-    """A workload by upstream name, with the 5000Nodes variant's sizes as defaults."""
+    """A workload by upstream name, with the 5000Nodes variant's sizes as defaults and
+    ``DEFAULT_PREEMPTOR`` unless ``preemptor_template`` names another (ValueError for a
+    workload without a preemptor, or an unknown name)."""
     try:
         init_t, measured_t, churn, (dn, di, dp) = WORKLOADS[name]
     except KeyError:
         known = ", ".join(WORKLOADS)
         raise ValueError(f"unknown workload {name!r} (known: {known})") from None
+    chosen: str | None = None
+    if has_preemptor(name):
+        chosen = DEFAULT_PREEMPTOR if preemptor_template is None else preemptor_template
+        if chosen not in PREEMPTOR_TEMPLATES:
+            known = ", ".join(PREEMPTOR_TEMPLATES)
+            raise ValueError(f"unknown preemptor template {chosen!r} (known: {known})")
+    elif preemptor_template is not None:
+        with_one = ", ".join(w for w in WORKLOADS if has_preemptor(w))
+        raise ValueError(f"{name} has no preemptor (only {with_one} have one)")
+
+    def resolve(slot: _Slot) -> Template:
+        if isinstance(slot, str):
+            assert chosen is not None
+            return PREEMPTOR_TEMPLATES[chosen]
+        return slot
+
     return Workload(
         name,
         dn if nodes is None else nodes,
         di if init_pods is None else init_pods,
         dp if pods is None else pods,
-        init_t,
-        measured_t,
-        churn,
+        resolve(init_t),
+        resolve(measured_t),
+        None if churn is None else resolve(churn),
+        chosen,
     )
 
 
@@ -139,8 +183,15 @@ class BenchResult:
     preemptions: int
     churn_pods: int
     extra: dict[str, object] = field(default_factory=dict)
+    preemptor_template: str | None = None
 
     def as_dict(self) -> dict[str, object]:
+        """The ``-o json`` fields (``preemptorTemplate`` only for workloads with one)."""
+        template = (
+            {}
+            if self.preemptor_template is None
+            else {"preemptorTemplate": self.preemptor_template}
+        )
         return {
             "workload": self.workload,
             "nodes": self.nodes,
@@ -155,6 +206,7 @@ class BenchResult:
             "cycles": self.cycles,
             "preemptions": self.preemptions,
             "churnPods": self.churn_pods,
+            **template,
         }
 
 
@@ -264,6 +316,7 @@ def run(
         _percentile(cycle_times, 0.5) * 1000,
         _percentile(cycle_times, 0.99) * 1000,
         sim.stats.cycles - cycles_before,
-        len(cluster.preemptions),
+        len(sim.record.preemptions),
         churned[0],
+        preemptor_template=wl.preemptor_template,
     )

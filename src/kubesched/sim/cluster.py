@@ -7,12 +7,16 @@ It plays the API server, the kubelet and the pod garbage collector:
   immediate (the pod starts Running, ``status.startTime`` = now), a deleted
   pod gets ``metadata.deletionTimestamp`` and keeps its resources for its
   grace period before it disappears (a pod never bound goes at once);
-- replaces a changed object by a changed copy and queues a watch event
-  (old, new); ``flush()`` delivers queued events to the watchers in order,
+- replaces a changed object by a changed copy and queues a typed watch event
+  (``kubesched.driver.events``); ``flush()`` publishes queued events to the
+  ``watchers`` (nodes, pods) and ``object_watchers`` (storage objects) in order,
   as informers would between scheduling cycles;
-- records Kubernetes events and each pod's life for the report;
-- keeps the storage objects and runs their controllers (``kubesched.sim.storage``);
-  their changes reach ``object_watchers`` as (resource, old, new) events.
+- is the ``Backend`` the drive loop runs (``kubesched.driver.loop``): its engine
+  is the clock and the schedule of changes;
+- owns the run's ``RunRecord``, fed through the ports: the record watches
+  every event, is the scheduler's ``EventRecorder`` (and takes the controllers'
+  events), and is told the reason of every deletion the cluster makes;
+- keeps the storage objects and runs their controllers (``kubesched.sim.storage``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol, cast
+from typing import Final, cast
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import (
@@ -38,79 +42,38 @@ from kubesched.api.types import (
     PodCondition,
     PodDisruptionBudget,
 )
+from kubesched.driver.events import (
+    Event,
+    NodeAdded,
+    NodeDeleted,
+    ObjectAdded,
+    ObjectDeleted,
+    ObjectUpdated,
+    ObjectWatcher,
+    PodAdded,
+    PodDeleted,
+    PodUpdated,
+    StorageObject,
+    Watcher,
+)
+from kubesched.driver.record import RunRecord
 from kubesched.sim.disruption import ScaleOf, compute_status
 from kubesched.sim.engine import Engine
-from kubesched.sim.storage import Storage, StorageObject
+from kubesched.sim.storage import Storage
 
 REASON_PREEMPTED: Final = "Preempted"
 REASON_DELETED: Final = "Deleted"
 REASON_NODE_DELETED: Final = "NodeDeleted"
 
 
-class Watcher(Protocol):
-    def on_node_add(self, node: Node) -> None: ...
-    def on_node_update(self, old: Node, new: Node) -> None: ...
-    def on_node_delete(self, node: Node) -> None: ...
-    def on_pod_add(self, pod: Pod) -> None: ...
-    def on_pod_update(self, old: Pod, new: Pod) -> None: ...
-    def on_pod_delete(self, pod: Pod) -> None: ...
+class EngineClock:
+    """The engine's time as a ``Clock`` port."""
 
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
 
-class ObjectWatcher(Protocol):
-    """Watches the other kinds (storage objects), by resource name."""
-
-    def on_object_add(self, resource: str, obj: StorageObject) -> None: ...
-    def on_object_update(self, resource: str, old: StorageObject, new: StorageObject) -> None: ...
-    def on_object_delete(self, resource: str, obj: StorageObject) -> None: ...
-
-
-@dataclass(slots=True)
-class EventRecord:
-    time: int
-    type: str
-    reason: str
-    object: str
-    related: str | None
-    message: str
-    kind: str = "Pod"
-    """The kind of ``object`` (``ReplicaSet`` for a controller's FailedCreate)."""
-
-
-@dataclass(slots=True)
-class PodRecord:
-    """A pod's life, for the report."""
-
-    pod: Pod
-    created_at: int
-    scheduled_at: int | None = None
-    deleted_at: int | None = None
-    deletion_reason: str | None = None
-    run_for: int | None = None
-
-
-@dataclass(slots=True)
-class WatchLine:
-    """One pod change, for ``--watch``."""
-
-    time: int
-    pod: Pod
-
-
-@dataclass(slots=True)
-class Preemption:
-    time: int
-    preemptor: str
-    node: str
-    victims: list[str]
-    num_pdb_violations: int
-
-
-@dataclass(slots=True)
-class _Pending:
-    kind: str  # "node" | "pod" | a storage resource ("PersistentVolumeClaim", ...)
-    op: str  # "add" | "update" | "delete"
-    old: object = None
-    new: object = None
+    def now(self) -> int:
+        return self._engine.now
 
 
 @dataclass(slots=True)
@@ -121,16 +84,12 @@ class Cluster:
     nodes: dict[str, Node] = field(default_factory=dict)
     pods: dict[str, Pod] = field(default_factory=dict)
     """Live pods by ``namespace/name``."""
-    records: dict[str, PodRecord] = field(default_factory=dict)
-    """Every pod that ever existed, by uid."""
     pdb_list: list[PodDisruptionBudget] = field(default_factory=list)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
-    events: list[EventRecord] = field(default_factory=list)
-    watch_lines: list[WatchLine] = field(default_factory=list)
-    preemptions: list[Preemption] = field(default_factory=list)
     watchers: list[Watcher] = field(default_factory=list)
+    """Delivered node and pod events, in this order (the storage and the record
+    first, then the scheduler and the controllers as they subscribe)."""
     on_pod_deleted: list[Callable[[Pod], None]] = field(default_factory=list)
-    last_change: int = 0
     scale_of: ScaleOf | None = None
     """Controller scale lookup for PDB status (set by the scenario)."""
     selector_of: Callable[[str, OwnerReference], LabelSelector | None] | None = None
@@ -139,16 +98,24 @@ class Cluster:
     """When a list, ``bind`` appends the key of every pod it binds (the bench's
     stop condition reads it instead of rescanning every pending pod)."""
     object_watchers: list[ObjectWatcher] = field(default_factory=list)
+    """Delivered storage-object events, in this order (the record first)."""
     volumes: Storage = field(init=False)
     """Storage objects and their controllers (a watcher of pod events)."""
-    _pending: deque[_Pending] = field(default_factory=deque)
+    record: RunRecord = field(init=False)
+    """What happened, for the reports (a subscriber, and the recorder's sink)."""
+    _pending: deque[Event] = field(default_factory=deque)
+    _run_for: dict[str, int] = field(default_factory=dict)
+    """``kubesched.io/run-for`` of the pods that have one, by uid."""
     _pdbs_dirty: bool = True
 
     def __post_init__(self) -> None:
         # A lambda: the pods dict may be replaced (tests do), the storage must see the current one.
-        self.volumes = Storage(self, self._emit, lambda: self.pods.values())  # noqa: PLW0108
+        self.volumes = Storage(self, self._emit_object, lambda: self.pods.values())  # noqa: PLW0108
         self.volumes.set_node_lookup(self.nodes.get)
+        self.record = RunRecord(EngineClock(self.engine), watch=self.watch)
         self.watchers.append(self.volumes)
+        self.watchers.append(self.record)
+        self.object_watchers.append(self.record)
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -158,51 +125,41 @@ class Cluster:
     def new_uid(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
-    def _emit(self, kind: str, op: str, old: object = None, new: object = None) -> None:
-        self._pending.append(_Pending(kind, op, old, new))
-        self.last_change = self.now
-        if kind == "pod":
-            self._pdbs_dirty = True
+    def _emit_pod(self, event: PodAdded | PodUpdated | PodDeleted) -> None:
+        self._pending.append(event)
+        self._pdbs_dirty = True
 
-    def _watch(self, pod: Pod) -> None:
-        if self.watch:
-            self.watch_lines.append(WatchLine(self.now, pod))
+    def _emit_object(self, resource: str, op: str, old: object, new: object) -> None:
+        """The storage's changes (``kubesched.sim.storage.Emit``) as watch events."""
+        if op == "add":
+            self._pending.append(ObjectAdded(resource, cast(StorageObject, new)))
+        elif op == "update":
+            self._pending.append(
+                ObjectUpdated(resource, cast(StorageObject, old), cast(StorageObject, new))
+            )
+        else:
+            self._pending.append(ObjectDeleted(resource, cast(StorageObject, old)))
 
     def flush(self) -> int:
-        """Deliver queued watch events to every watcher, in order."""
+        """Publish queued watch events to the watchers, in order (events the
+        deliveries cause are published too); returns how many there were."""
         n = 0
-        while self._pending:
-            ev = self._pending.popleft()
+        pending = self._pending
+        while pending:
+            pending.popleft().publish(self)
             n += 1
-            if ev.kind not in ("node", "pod"):
-                self._deliver_object(ev)
-                continue
-            for w in self.watchers:
-                if ev.kind == "node":
-                    if ev.op == "add":
-                        w.on_node_add(ev.new)  # type: ignore[arg-type]
-                    elif ev.op == "update":
-                        w.on_node_update(ev.old, ev.new)  # type: ignore[arg-type]
-                    else:
-                        w.on_node_delete(ev.old)  # type: ignore[arg-type]
-                elif ev.op == "add":
-                    w.on_pod_add(ev.new)  # type: ignore[arg-type]
-                elif ev.op == "update":
-                    w.on_pod_update(ev.old, ev.new)  # type: ignore[arg-type]
-                else:
-                    w.on_pod_delete(ev.old)  # type: ignore[arg-type]
         return n
 
-    def _deliver_object(self, ev: _Pending) -> None:
-        old = cast(StorageObject, ev.old)
-        new = cast(StorageObject, ev.new)
-        for w in self.object_watchers:
-            if ev.op == "add":
-                w.on_object_add(ev.kind, new)
-            elif ev.op == "update":
-                w.on_object_update(ev.kind, old, new)
-            else:
-                w.on_object_delete(ev.kind, old)
+    # ------------------------------------------------------------------ Backend
+    def run_due(self) -> int:
+        """Apply every change the engine has due now."""
+        return self.engine.run_due()
+
+    def next_time(self) -> int | None:
+        return self.engine.next_time()
+
+    def advance(self, to: int) -> None:
+        self.engine.now = to
 
     # ------------------------------------------------------------------ ClusterReader
     def get_pod(self, namespace: str, name: str) -> Pod | None:
@@ -242,13 +199,13 @@ class Cluster:
     def create_node(self, node: Node) -> None:
         node.creation_timestamp = self.now
         self.nodes[node.name] = node
-        self._emit("node", "add", new=node)
+        self._pending.append(NodeAdded(node))
 
     def delete_node(self, name: str) -> None:
         node = self.nodes.pop(name, None)
         if node is None:
             return
-        self._emit("node", "delete", old=node)
+        self._pending.append(NodeDeleted(node))
         for pod in [p for p in self.pods.values() if p.node_name == name]:
             self._remove_pod(pod, REASON_NODE_DELETED)
 
@@ -264,30 +221,24 @@ class Cluster:
             if pod.start_time is None:
                 pod.start_time = self.now
         self.pods[pod.key] = pod
-        rec = PodRecord(pod, self.now, run_for=run_for)
-        if pod.node_name:
-            rec.scheduled_at = self.now
-        self.records[pod.uid] = rec
-        self._watch(pod)
-        self._emit("pod", "add", new=pod)
+        if run_for is None:
+            self._run_for.pop(pod.uid, None)
+        else:
+            self._run_for[pod.uid] = run_for
+        self._emit_pod(PodAdded(pod))
         if pod.node_name and run_for is not None and pod.phase == RUNNING:
             self._finish_later(pod, run_for)
 
     def _replace(self, old: Pod, new: Pod) -> None:
         self.pods[new.key] = new
-        self.records[new.uid].pod = new
-        self._watch(new)
-        self._emit("pod", "update", old=old, new=new)
+        self._emit_pod(PodUpdated(old, new))
 
     def _finish_later(self, pod: Pod, run_for: int) -> None:
-        uid = pod.uid
-        self.engine.after(run_for, lambda: self._finish(uid))
+        key, uid = pod.key, pod.uid
+        self.engine.after(run_for, lambda: self._finish(key, uid))
 
-    def _finish(self, uid: str) -> None:
-        rec = self.records.get(uid)
-        if rec is None or rec.deleted_at is not None:
-            return
-        cur = self.pods.get(rec.pod.key)
+    def _finish(self, key: str, uid: str) -> None:
+        cur = self.pods.get(key)
         if cur is None or cur.uid != uid or cur.phase not in (RUNNING,):
             return
         new = cur.copy()
@@ -302,8 +253,7 @@ class Cluster:
             return
         grace = cur.termination_grace_period_seconds
         if not cur.node_name or cur.phase in (SUCCEEDED, FAILED) or grace <= 0:
-            rec = self.records[cur.uid]
-            rec.deletion_reason = reason
+            self.record.deleting(cur.uid, reason)
             if cur.node_name and grace <= 0 and cur.phase not in (SUCCEEDED, FAILED):
                 new = cur.copy()
                 new.deletion_timestamp = self.now  # now + grace (0), as the API server sets it
@@ -315,20 +265,16 @@ class Cluster:
         # The API server sets deletionTimestamp to the end of the grace period.
         new.deletion_timestamp = self.now + grace * NANOS
         self._replace(cur, new)
-        self.records[cur.uid].deletion_reason = reason
         self.expire_at(new, new.deletion_timestamp, reason)
 
     def expire_at(self, pod: Pod, when: int, reason: str) -> None:
         """Remove a terminating pod at ``when`` (its grace period's end)."""
-        uid = pod.uid
-        self.records[uid].deletion_reason = self.records[uid].deletion_reason or reason
-        self.engine.at(when, lambda: self._grace_over(uid, reason))
+        key, uid = pod.key, pod.uid
+        self.record.deleting(uid, reason)
+        self.engine.at(when, lambda: self._grace_over(key, uid, reason))
 
-    def _grace_over(self, uid: str, reason: str) -> None:
-        rec = self.records.get(uid)
-        if rec is None or rec.deleted_at is not None:
-            return
-        cur = self.pods.get(rec.pod.key)
+    def _grace_over(self, key: str, uid: str, reason: str) -> None:
+        cur = self.pods.get(key)
         if cur is not None and cur.uid == uid:
             self._remove_pod(cur, reason)
 
@@ -336,11 +282,8 @@ class Cluster:
         cur = self.pods.pop(pod.key, None)
         if cur is None:
             return
-        rec = self.records[cur.uid]
-        rec.deleted_at = self.now
-        rec.deletion_reason = rec.deletion_reason or reason
-        self._watch(cur)
-        self._emit("pod", "delete", old=cur)
+        self.record.deleting(cur.uid, reason)
+        self._emit_pod(PodDeleted(cur))
         for cb in self.on_pod_deleted:
             cb(cur)
 
@@ -370,13 +313,12 @@ class Cluster:
         new.start_time = self.now
         new.nominated_node_name = ""
         _set_condition(new, PodCondition("PodScheduled", "True", "", "", self.now))
-        rec = self.records[cur.uid]
-        rec.scheduled_at = self.now
         self._replace(cur, new)
         if self.bound_log is not None:
             self.bound_log.append(new.key)
-        if rec.run_for is not None:
-            self._finish_later(new, rec.run_for)
+        run_for = self._run_for.get(new.uid)
+        if run_for is not None:
+            self._finish_later(new, run_for)
 
     def patch_pod_status(
         self,
@@ -417,13 +359,8 @@ class Cluster:
         self.volumes.update_pvc(pvc)
 
     # ------------------------------------------------------------------ EventRecorder
-    def preemption(
-        self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
-    ) -> None:
-        self.preemptions.append(
-            Preemption(self.now, preemptor.key, node, [v.key for v in victims], num_pdb_violations)
-        )
-
+    # The record is the recorder (``Simulation`` hands it to the scheduler); these
+    # forward to it for the backend's own controllers and for tests.
     def event(
         self,
         regarding: Pod,
@@ -433,24 +370,18 @@ class Cluster:
         message: str,
         related: Pod | None = None,
     ) -> None:
-        self.events.append(
-            EventRecord(
-                self.now,
-                type_,
-                reason,
-                regarding.key,
-                related.key if related is not None else None,
-                message,
-            )
-        )
+        self.record.event(regarding, type_, reason, action, message, related)
+
+    def preemption(
+        self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
+    ) -> None:
+        self.record.preemption(preemptor, node, victims, num_pdb_violations)
 
     def controller_event(
         self, kind: str, namespace: str, name: str, type_: str, reason: str, message: str
     ) -> None:
         """An event about a controller's object (not a pod)."""
-        self.events.append(
-            EventRecord(self.now, type_, reason, f"{namespace}/{name}", None, message, kind)
-        )
+        self.record.controller_event(kind, namespace, name, type_, reason, message)
 
 
 def _set_condition(pod: Pod, cond: PodCondition) -> bool:

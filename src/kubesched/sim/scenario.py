@@ -46,6 +46,9 @@ from kubesched.api.types import (
     PriorityClass,
 )
 from kubesched.api.workloads import workload_times
+from kubesched.driver.loop import DEFAULT_HORIZON
+from kubesched.driver.record import RunRecord
+from kubesched.driver.report import build_result
 from kubesched.framework.config import SchedulerConfig
 from kubesched.scheduler.config import default_config, parse_config
 from kubesched.scheduler.registry import in_tree_registry
@@ -54,8 +57,7 @@ from kubesched.sim.controllers.manager import ControllerManager
 from kubesched.sim.engine import PRIO_ADMISSION
 from kubesched.sim.owners import complete_owner_uids
 from kubesched.sim.priority_classes import ClassStep, admit, admit_in_time_order, class_steps
-from kubesched.sim.report import build_result
-from kubesched.sim.simulation import DEFAULT_HORIZON, Simulation
+from kubesched.sim.simulation import Simulation
 
 _STORAGE_KINDS = (PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode)
 
@@ -362,9 +364,14 @@ class Run:
     def cluster(self) -> Cluster:
         return self.simulation.cluster
 
+    @property
+    def record(self) -> RunRecord:
+        """What happened (the reports read this, not the cluster)."""
+        return self.simulation.record
+
     def result(self) -> dict[str, Any]:
         return build_result(
-            self.cluster,
+            self.record,
             seed=self.seed,
             end_time=self.end_time,
             metrics=self.simulation.metrics.snapshot(),

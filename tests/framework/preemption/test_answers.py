@@ -24,6 +24,7 @@ from typing import Any, Final
 import pytest
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
+from kubesched.driver.report import build_result
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.preemption import dry_run
 from kubesched.framework.preemption.answers import AnswerCache
@@ -32,7 +33,6 @@ from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
-from kubesched.sim.report import build_result
 from kubesched.sim.simulation import Simulation
 
 MI: Final = 2**20
@@ -132,7 +132,7 @@ def run(sc: Scenario, *, exact: bool) -> dict[str, Any]:
     sim = build(sc, exact=exact)
     stats = sim.run()
     return build_result(
-        sim.cluster, seed=sc.seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
+        sim.record, seed=sc.seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
     )
 
 

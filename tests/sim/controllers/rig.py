@@ -16,7 +16,8 @@ from kubesched.api.admission import PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.load import documents_from_text, load_objects
 from kubesched.api.types import FAILED, NANOS, RUNNING, SUCCEEDED, Node, Pod
-from kubesched.sim.cluster import Cluster, EventRecord
+from kubesched.driver.record import EventRecord
+from kubesched.sim.cluster import Cluster
 from kubesched.sim.controllers.manager import ControllerManager
 from kubesched.sim.engine import Engine
 from tests.builders import make_node
@@ -141,10 +142,10 @@ class Rig:
 
     def created(self) -> list[str]:
         """Every pod that ever existed, in creation order."""
-        return [r.pod.name for r in self.cluster.records.values()]
+        return [r.pod.name for r in self.cluster.record.lives.values()]
 
     def events(self, kind: str | None = None) -> list[EventRecord]:
-        return [e for e in self.cluster.events if kind is None or e.kind == kind]
+        return [e for e in self.cluster.record.events if kind is None or e.kind == kind]
 
     def event_reasons(self, kind: str | None = None) -> list[tuple[str, str]]:
         return [(e.reason, e.message) for e in self.events(kind)]

@@ -306,4 +306,4 @@ def test_pods_run_for_the_template_duration() -> None:
     rig.bind(b, "n1")
     rig.advance(10)
     assert events(rig) == [("Normal", "Completed", "Job completed")]
-    assert [r.pod.phase for r in rig.cluster.records.values()] == ["Succeeded", "Succeeded"]
+    assert [r.pod.phase for r in rig.cluster.record.lives.values()] == ["Succeeded", "Succeeded"]

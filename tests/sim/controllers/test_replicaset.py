@@ -91,7 +91,7 @@ def test_sync_replica_set_deletes_the_surplus_unscheduled_first() -> None:
     rig.cluster.create_pod(owned("web-pending"))
     rig.create(workload(rs(1)))
     assert rig.names() == ["web-bound"]
-    assert rig.cluster.records["uid-web-pending"].deletion_reason == "Deleted"
+    assert rig.cluster.record.lives["uid-web-pending"].deletion_reason == "Deleted"
 
 
 def test_a_terminating_orphan_is_not_adopted() -> None:
@@ -127,7 +127,7 @@ def test_an_orphan_created_later_is_adopted_and_the_surplus_deleted() -> None:
     rig.bind(first, "n1")
     rig.add_pods(orphan("late"))
     assert rig.names() == [first]
-    assert rig.cluster.records["uid-late"].deletion_reason == "Deleted"
+    assert rig.cluster.record.lives["uid-late"].deletion_reason == "Deleted"
 
 
 def test_an_adopted_pod_that_is_deleted_is_replaced() -> None:

@@ -140,7 +140,7 @@ def test_recreates_failed_and_succeeded_pods(phase: str) -> None:
     uid = rig.pod("web-0").uid
     rig.set_phase("web-0", phase)
     assert rig.pod("web-0").uid != uid
-    assert rig.cluster.records[uid].deletion_reason == "Deleted"
+    assert rig.cluster.record.lives[uid].deletion_reason == "Deleted"
 
 
 def test_ordered_ready_waits_for_an_unready_replica() -> None:

@@ -91,7 +91,7 @@ def test_replay_decisions_equal_load_scenario(tmp_path: Path, seed: int) -> None
         seed=seed,
         horizon=horizon(trace),
     )
-    assert direct.cluster.preemptions, "the case should exercise preemption"
+    assert direct.record.preemptions, "the case should exercise preemption"
     assert direct.result() == loaded.result()
 
 

@@ -1,9 +1,9 @@
 """What a replay's users look at, computed from a finished run.
 
-``replay_summary(cluster, end_time)`` reads the cluster's records (every pod
-that existed, with created/scheduled/deleted times), its preemptions and its
-nodes, and returns plain data (dicts, lists, numbers, strings; JSON-able and
-deterministic):
+``replay_summary(record, end_time)`` reads a run's ``RunRecord`` (every pod
+that existed, with created/scheduled/finished/deleted times, the preemptions
+and the nodes present at the end), and returns plain data (dicts, lists,
+numbers, strings; JSON-able and deterministic):
 
 - per priority tier (the pod's ``priorityClassName``, or ``priority <n>``
   without one; ordered by priority, highest first) and in total: pods,
@@ -33,7 +33,7 @@ import numpy as np
 from kubesched.api.duration import HOUR
 from kubesched.api.resources import pod_requests
 from kubesched.api.types import CPU, NANOS, SUCCEEDED, Pod
-from kubesched.sim.cluster import Cluster, PodRecord
+from kubesched.driver.record import PodLife, RunRecord
 from kubesched.sim.scenario import Run
 
 GPU: Final = "nvidia.com/gpu"
@@ -64,15 +64,15 @@ def _delay_stats(delays: list[int]) -> dict[str, float] | None:
     return out
 
 
-def _record_lookup(records: Sequence[PodRecord]) -> Callable[[str, int], PodRecord | None]:
+def _record_lookup(records: Sequence[PodLife]) -> Callable[[str, int], PodLife | None]:
     """``namespace/name`` at time t -> the record of the pod of that name then (the
     latest created at or before t: names can be reused after a deletion)."""
-    by_key: dict[str, list[PodRecord]] = defaultdict(list)
+    by_key: dict[str, list[PodLife]] = defaultdict(list)
     for rec in sorted(records, key=lambda r: r.created_at):
         by_key[rec.pod.key].append(rec)
     starts = {k: [r.created_at for r in recs] for k, recs in by_key.items()}
 
-    def find(key: str, t: int) -> PodRecord | None:
+    def find(key: str, t: int) -> PodLife | None:
         recs = by_key.get(key)
         if not recs:
             return None
@@ -82,16 +82,17 @@ def _record_lookup(records: Sequence[PodRecord]) -> Callable[[str, int], PodReco
     return find
 
 
-def _release_time(rec: PodRecord) -> int | None:
-    """When a bound pod stopped holding its node's resources (None: still holds them)."""
-    if rec.pod.phase == SUCCEEDED and rec.scheduled_at is not None and rec.run_for is not None:
-        done = rec.scheduled_at + rec.run_for
+def _release_time(rec: PodLife) -> int | None:
+    """When a bound pod stopped holding its node's resources (None: still holds them):
+    when it finished (Succeeded while watched), else when it was deleted."""
+    if rec.pod.phase == SUCCEEDED and rec.scheduled_at is not None and rec.finished_at is not None:
+        done = rec.finished_at
         return done if rec.deleted_at is None else min(done, rec.deleted_at)
     return rec.deleted_at
 
 
 def allocation_series(
-    cluster: Cluster,
+    record: RunRecord,
     end_time: int,
     *,
     interval: int = HOUR,
@@ -102,7 +103,7 @@ def allocation_series(
     if interval <= 0:
         raise ValueError("interval must be positive")
     times = np.arange(0, end_time + 1, interval, dtype=np.int64)
-    bound = [r for r in cluster.records.values() if r.scheduled_at is not None]
+    bound = [r for r in record.lives.values() if r.scheduled_at is not None]
     starts = np.array([r.scheduled_at for r in bound], dtype=np.int64)
     never = np.iinfo(np.int64).max
     ends = np.array(
@@ -128,14 +129,14 @@ def allocation_series(
         added = np.concatenate(([0], np.cumsum(amounts[s_order])))
         removed = np.concatenate(([0], np.cumsum(amounts[e_order])))
         allocated = added[s_idx] - removed[e_idx]
-        total = sum(n.allocatable.get(res, 0) for n in cluster.nodes.values())
+        total = sum(n.allocatable.get(res, 0) for n in record.nodes.values())
         ratio = [round(float(a) / total, 6) for a in allocated] if total else [0.0] * len(allocated)
         out[res] = {"total": total, "allocated": allocated.tolist(), "ratio": ratio}
     return out
 
 
 def replay_summary(
-    cluster: Cluster,
+    record: RunRecord,
     end_time: int,
     *,
     interval: int = HOUR,
@@ -144,7 +145,7 @@ def replay_summary(
 ) -> dict[str, Any]:
     """The summary document (see the module docstring)."""
     records = sorted(
-        cluster.records.values(), key=lambda r: (r.pod.namespace, r.pod.name, r.created_at)
+        record.lives.values(), key=lambda r: (r.pod.namespace, r.pod.name, r.created_at)
     )
     priority: dict[str, int] = {}
     counts: dict[str, Counter[str]] = defaultdict(Counter)
@@ -162,7 +163,7 @@ def replay_summary(
         else:
             c["deletedWhilePending"] += 1
     find = _record_lookup(records)
-    for p in cluster.preemptions:
+    for p in record.preemptions:
         pre = find(p.preemptor, p.time)
         if pre is not None:
             counts[tier(pre.pod)]["preemptions"] += 1
@@ -194,16 +195,16 @@ def replay_summary(
         all_delays.extend(delays[t])
     return {
         "simulatedSeconds": end_time / NANOS,
-        "nodes": len(cluster.nodes),
+        "nodes": len(record.nodes),
         "tiers": tiers,
         TOTAL: row(total_counts, all_delays, None),
-        "allocation": allocation_series(cluster, end_time, interval=interval, resources=resources),
+        "allocation": allocation_series(record, end_time, interval=interval, resources=resources),
     }
 
 
 def summarize_run(run: Run, **kwargs: Any) -> dict[str, Any]:
     """``replay_summary`` of a finished ``run_scenario`` result."""
-    return replay_summary(run.cluster, run.end_time, **kwargs)
+    return replay_summary(run.record, run.end_time, **kwargs)
 
 
 def _fmt(v: float | None) -> str:

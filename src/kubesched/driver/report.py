@@ -1,7 +1,9 @@
-"""The SimulationResult document of ``kubesched simulate`` (simulate-interface.md).
+"""The SimulationResult document (docs/simulate-interface.md), built from a ``RunRecord``.
 
-``build_result`` turns a finished run into plain data (dicts, lists, numbers,
-strings) that renders identically as JSON, YAML or JSON lines.
+``build_result`` turns a finished run's record into plain data (dicts, lists,
+numbers, strings) that renders identically as JSON, YAML or JSON lines. It
+reads nothing but the record, so any backend that feeds one gets the same
+document.
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.types import NANOS, Pod
-from kubesched.sim.cluster import Cluster, EventRecord, PodRecord
-from kubesched.sim.storage_report import volume_result
+from kubesched.driver.record import EventRecord, PodLife, RunRecord
+from kubesched.driver.storage_report import volume_result
 
 API_VERSION = "kubesched.io/v1alpha1"
 KIND = "SimulationResult"
@@ -23,8 +25,8 @@ def seconds(t: int | None) -> float | None:
     return t / NANOS
 
 
-def pod_entry(rec: PodRecord) -> dict[str, Any]:
-    p: Pod = rec.pod
+def pod_entry(life: PodLife) -> dict[str, Any]:
+    p: Pod = life.pod
     return {
         "namespace": p.namespace,
         "name": p.name,
@@ -34,11 +36,11 @@ def pod_entry(rec: PodRecord) -> dict[str, Any]:
         "phase": p.phase,
         "nodeName": p.node_name or None,
         "nominatedNodeName": p.nominated_node_name or None,
-        "createdAt": seconds(rec.created_at),
-        "scheduledAt": seconds(rec.scheduled_at),
+        "createdAt": seconds(life.created_at),
+        "scheduledAt": seconds(life.scheduled_at),
         "startTime": seconds(p.start_time),
-        "deletedAt": seconds(rec.deleted_at),
-        "deletionReason": rec.deletion_reason if rec.deleted_at is not None else None,
+        "deletedAt": seconds(life.deleted_at),
+        "deletionReason": life.deletion_reason if life.deleted_at is not None else None,
     }
 
 
@@ -58,21 +60,20 @@ def event_entry(e: EventRecord) -> dict[str, Any]:
     return entry
 
 
-def sorted_records(cluster: Cluster) -> list[PodRecord]:
-    return sorted(
-        cluster.records.values(), key=lambda r: (r.pod.namespace, r.pod.name, r.created_at)
-    )
+def sorted_lives(record: RunRecord) -> list[PodLife]:
+    """Every pod's life, by namespace, name and creation time."""
+    return sorted(record.lives.values(), key=lambda r: (r.pod.namespace, r.pod.name, r.created_at))
 
 
 def build_result(
-    cluster: Cluster, *, seed: int, end_time: int, metrics: dict[str, Any]
+    record: RunRecord, *, seed: int, end_time: int, metrics: dict[str, Any]
 ) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "seed": seed,
         "simulatedSeconds": seconds(end_time),
-        "pods": [pod_entry(r) for r in sorted_records(cluster)],
+        "pods": [pod_entry(r) for r in sorted_lives(record)],
         "preemptions": [
             {
                 "time": seconds(p.time),
@@ -81,9 +82,9 @@ def build_result(
                 "victims": sorted(p.victims),
                 "numPDBViolations": p.num_pdb_violations,
             }
-            for p in cluster.preemptions
+            for p in record.preemptions
         ],
-        "events": [event_entry(e) for e in cluster.events],
+        "events": [event_entry(e) for e in record.events],
         "metrics": metrics,
-        **volume_result(cluster.volumes),
+        **volume_result(record),
     }

@@ -1,9 +1,9 @@
 """The storage part of the SimulationResult (an extension of simulate-interface.md).
 
 ``volume_result`` gives ``persistentVolumeClaims`` and ``persistentVolumes`` (the
-claims and volumes that exist at the end of the run, sorted by namespace and
-name), or nothing when the run had no storage object, so that other results
-keep their exact shape.
+claims and volumes that exist at the end of the run, as the ``RunRecord`` saw
+them through the watch events, sorted by namespace and name), or nothing when
+the run had no storage object, so that other results keep their exact shape.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from kubesched.api.storage import (
     PersistentVolumeClaim,
 )
 from kubesched.api.types import NodeSelector
-from kubesched.sim.storage import Storage
+from kubesched.driver.record import RunRecord
 
 
 def _affinity(sel: NodeSelector | None) -> dict[str, Any] | None:
@@ -61,14 +61,14 @@ def volume_entry(v: PersistentVolume) -> dict[str, Any]:
     }
 
 
-def volume_result(storage: Storage) -> dict[str, Any]:
-    if not storage.ever_used:
+def volume_result(record: RunRecord) -> dict[str, Any]:
+    if not record.storage_used:
         return {}
     return {
         "persistentVolumeClaims": [
-            claim_entry(c) for c in sorted(storage.pvcs.values(), key=lambda c: c.key)
+            claim_entry(c) for c in sorted(record.pvcs.values(), key=lambda c: c.key)
         ],
         "persistentVolumes": [
-            volume_entry(v) for v in sorted(storage.pvs.values(), key=lambda v: v.name)
+            volume_entry(v) for v in sorted(record.pvs.values(), key=lambda v: v.name)
         ],
     }

@@ -1,0 +1,198 @@
+"""The scheduler's inbound event port: typed watch events and the sinks they reach.
+
+A backend turns every change of the cluster into one event, in the order the
+changes happened, and delivers it to its subscribers as an informer would:
+
+- ``NodeAdded``, ``NodeUpdated``, ``NodeDeleted``, ``PodAdded``, ``PodUpdated``,
+  ``PodDeleted`` reach every ``Watcher`` (nodes and pods);
+- ``ObjectAdded``, ``ObjectUpdated``, ``ObjectDeleted`` (PersistentVolumeClaim,
+  PersistentVolume, StorageClass, CSINode, named by upstream's ``EventResource``)
+  reach every ``ObjectWatcher``.
+
+An ``EventSink`` watches every kind: the scheduler (``Scheduler.on_node_add`` ...
+``on_object_delete``) and the ``RunRecord`` are sinks. Watchers that only care
+about nodes and pods (the simulated storage and workload controllers) are plain
+``Watcher``s. An update carries the old and the new object (objects are never
+mutated: a change replaces the object), a deletion the last state.
+
+``deliver(event, sink)`` hands one event to one sink; ``event.publish(subscribers)``
+hands it to every subscriber of its kind, in subscription order. Events are
+never changed once made (plain slotted classes, not frozen ones: a frozen
+dataclass costs three times as much to create, once per change on the hot
+path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from kubesched.api.types import Node, Pod
+
+StorageObject = PersistentVolumeClaim | PersistentVolume | StorageClass | CSINode
+"""The kinds ``ObjectWatcher``s watch (besides nodes and pods)."""
+
+
+class Watcher(Protocol):
+    """Watches nodes and pods."""
+
+    def on_node_add(self, node: Node) -> None: ...
+    def on_node_update(self, old: Node, new: Node) -> None: ...
+    def on_node_delete(self, node: Node) -> None: ...
+    def on_pod_add(self, pod: Pod) -> None: ...
+    def on_pod_update(self, old: Pod, new: Pod) -> None: ...
+    def on_pod_delete(self, pod: Pod) -> None: ...
+
+
+class ObjectWatcher(Protocol):
+    """Watches the storage objects, by resource name (``PersistentVolumeClaim`` ...)."""
+
+    def on_object_add(self, resource: str, obj: StorageObject) -> None: ...
+    def on_object_update(self, resource: str, old: StorageObject, new: StorageObject) -> None: ...
+    def on_object_delete(self, resource: str, obj: StorageObject) -> None: ...
+
+
+class EventSink(Watcher, ObjectWatcher, Protocol):
+    """Watches every kind: the scheduler's inbound port."""
+
+
+class Subscribers(Protocol):
+    """Who a backend delivers to, in this order."""
+
+    @property
+    def watchers(self) -> Sequence[Watcher]: ...
+
+    @property
+    def object_watchers(self) -> Sequence[ObjectWatcher]: ...
+
+
+@dataclass(slots=True)
+class NodeAdded:
+    node: Node
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_node_add(self.node)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        node = self.node
+        for w in subscribers.watchers:
+            w.on_node_add(node)
+
+
+@dataclass(slots=True)
+class NodeUpdated:
+    old: Node
+    new: Node
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_node_update(self.old, self.new)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        old, new = self.old, self.new
+        for w in subscribers.watchers:
+            w.on_node_update(old, new)
+
+
+@dataclass(slots=True)
+class NodeDeleted:
+    node: Node
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_node_delete(self.node)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        node = self.node
+        for w in subscribers.watchers:
+            w.on_node_delete(node)
+
+
+@dataclass(slots=True)
+class PodAdded:
+    pod: Pod
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_pod_add(self.pod)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        pod = self.pod
+        for w in subscribers.watchers:
+            w.on_pod_add(pod)
+
+
+@dataclass(slots=True)
+class PodUpdated:
+    old: Pod
+    new: Pod
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_pod_update(self.old, self.new)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        old, new = self.old, self.new
+        for w in subscribers.watchers:
+            w.on_pod_update(old, new)
+
+
+@dataclass(slots=True)
+class PodDeleted:
+    pod: Pod
+
+    def to(self, sink: Watcher) -> None:
+        sink.on_pod_delete(self.pod)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        pod = self.pod
+        for w in subscribers.watchers:
+            w.on_pod_delete(pod)
+
+
+@dataclass(slots=True)
+class ObjectAdded:
+    resource: str
+    obj: StorageObject
+
+    def to(self, sink: ObjectWatcher) -> None:
+        sink.on_object_add(self.resource, self.obj)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        for w in subscribers.object_watchers:
+            w.on_object_add(self.resource, self.obj)
+
+
+@dataclass(slots=True)
+class ObjectUpdated:
+    resource: str
+    old: StorageObject
+    new: StorageObject
+
+    def to(self, sink: ObjectWatcher) -> None:
+        sink.on_object_update(self.resource, self.old, self.new)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        for w in subscribers.object_watchers:
+            w.on_object_update(self.resource, self.old, self.new)
+
+
+@dataclass(slots=True)
+class ObjectDeleted:
+    resource: str
+    obj: StorageObject
+
+    def to(self, sink: ObjectWatcher) -> None:
+        sink.on_object_delete(self.resource, self.obj)
+
+    def publish(self, subscribers: Subscribers) -> None:
+        for w in subscribers.object_watchers:
+            w.on_object_delete(self.resource, self.obj)
+
+
+WatchEvent = NodeAdded | NodeUpdated | NodeDeleted | PodAdded | PodUpdated | PodDeleted
+ObjectEvent = ObjectAdded | ObjectUpdated | ObjectDeleted
+Event = WatchEvent | ObjectEvent
+
+
+def deliver(event: Event, sink: EventSink) -> None:
+    """Hand one event to one sink (the method of its kind)."""
+    event.to(sink)
