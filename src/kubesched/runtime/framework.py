@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.errors import InputError
+from kubesched.api.goformat import go_list
 from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.config import (
     BIND,
@@ -1102,8 +1103,3 @@ _POINT_PROTOCOLS: dict[str, type] = {
     BIND: BindPlugin,
     POST_BIND: PostBindPlugin,
 }
-
-
-def go_list(items: Sequence[str]) -> str:
-    """Go's ``%v`` of a []string: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"
