@@ -1094,11 +1094,11 @@ class VectorScored:
         return np.full(len(nodes), 2, dtype=np.int64)
 
 
-@pytest.mark.parametrize(("force_exact", "want"), [(False, [2, 2]), (True, [1, 1])])
-def test_force_exact_selects_the_per_node_score_path(force_exact: bool, want: list[int]) -> None:
+@pytest.mark.parametrize(("per_node", "want"), [(False, [2, 2]), (True, [1, 1])])
+def test_per_node_selects_the_per_node_score_path(per_node: bool, want: list[int]) -> None:
     plugin = VectorScored()
     fwk = build_framework(profile({SCORE: ["VectorScored"]}), instance_registry(plugin))
-    fwk.force_exact = force_exact
+    fwk.per_node = per_node
     total, _ = fwk.run_score_plugins(CycleState(), some_pod(), two_nodes())
     assert total.tolist() == want
 

@@ -194,8 +194,9 @@ class Framework:
         (the facts, held so that the id stays theirs; the steps)."""
         self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
-        self.force_exact = False
-        """Tests set this to run every point through the per-node (exact) path."""
+        self.per_node = False
+        """Run every point through the plugins' per-node code only (no vectorised
+        path): ``--exact`` / ``--per-node`` and the tests that compare both paths."""
 
     # ------------------------------------------------------------------ Handle
     @property
@@ -427,7 +428,7 @@ class Framework:
     ) -> tuple[np.ndarray, list[Status]] | None:
         """All filter plugins over all table rows, without nominated pods:
         (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
+        if self.per_node or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
         result = np.full(table.capacity, -1, dtype=np.int32)
@@ -458,7 +459,7 @@ class Framework:
         verdicts are computed once per cycle (kept in ``memo``) and indexed.
         The returned index may be a shared read-only array. None if some plugin
         cannot vectorise."""
-        if self.force_exact or not self._vector_filters(state.skip_filter_plugins):
+        if self.per_node or not self._vector_filters(state.skip_filter_plugins):
             return None
         table = self.table
         row_filters = self._row_filters
@@ -526,7 +527,7 @@ class Framework:
         """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
         be static or answer what-ifs, and no active PreFilter plugin may keep
         per-pod state that AddPod/RemovePod would change."""
-        if self.force_exact:
+        if self.per_node:
             return False
         return self._skip_answers(state.skip_filter_plugins)[0]
 
@@ -540,7 +541,7 @@ class Framework:
         return self._skip_answers(state.skip_filter_plugins)[1]
 
     def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
-        """(``what_if_supported``, ``what_if_spec_determined``) without force_exact:
+        """(``what_if_supported``, ``what_if_spec_determined``) without per_node:
         both depend only on the set of skipped plugins, so they are decided once
         per distinct set (a profile sees a handful)."""
         got = self._skip_answers_memo.get(skip)
@@ -822,7 +823,7 @@ class Framework:
         skip = state.skip_score_plugins
         weights = self.score_weights
         table = nodes.table
-        slot_scorers = self._slot_scorers if not self.force_exact else ()
+        slot_scorers = self._slot_scorers if not self.per_node else ()
         parts: list[ScorePart] = []
         n_slot = 0
         for p in self.score_plugins:
@@ -903,7 +904,7 @@ class Framework:
     def _plugin_scores(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet, p: ScorePlugin
     ) -> IntArray:
-        if not self.force_exact and p.name in self._vector_scorers:
+        if not self.per_node and p.name in self._vector_scorers:
             v: IntArray | None = p.score_vector(state, pod, nodes)  # type: ignore[attr-defined]
             if v is not None:
                 return v
