@@ -34,7 +34,8 @@ from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, SpecFacts
-from kubesched.runtime.framework import Framework, ScorePart, go_list
+from kubesched.runtime.framework import Framework, go_list
+from kubesched.runtime.scoring import ScorePart
 from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
 __all__ = [
