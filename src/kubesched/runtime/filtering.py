@@ -27,7 +27,8 @@ what-if paths off (None / unsupported).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 import numpy as np
@@ -39,15 +40,18 @@ from kubesched.framework.interfaces import (
     Nominator,
     PreFilterPlugin,
     RowFilterPlugin,
+    StaticFilterPlugin,
     VectorFilterPlugin,
     Verdicts,
     WhatIfFilterPlugin,
-    is_static_filter,
+    WhatIfPassesFilterPlugin,
+    WhatIfRowFilterPlugin,
+    is_spec_determined_filter,
     pass_index,
 )
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.status import SUCCESS, Code, Status, error
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, SpecFacts
 
 _OK: Final = Code.SUCCESS
 
@@ -57,6 +61,89 @@ class FilterServices(Protocol):
 
     table: NodeTable
     nominator: Nominator
+
+
+VectorFn = Callable[[CycleState, PodInfo, NodeTable], Verdicts | None]
+RowsFn = Callable[[CycleState, PodInfo, NodeTable, IntArray], Verdicts | None]
+WhatIfFn = Callable[[CycleState, PodInfo, IntArray, IntArray], Verdicts | None]
+PassesFn = Callable[[CycleState, PodInfo, IntArray, IntArray], BoolArray | None]
+RowFn = Callable[[CycleState, PodInfo, int, list[int]], Status | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FilterForms:
+    """What one Filter plugin declares beyond ``filter`` (framework.interfaces),
+    resolved once per framework: ``isinstance`` on a runtime-checkable Protocol
+    costs microseconds, a field read nanoseconds."""
+
+    name: str
+    vector: VectorFn | None
+    """``VectorFilterPlugin.filter_vector``."""
+    rows: RowsFn | None
+    """``RowFilterPlugin.filter_rows``."""
+    static_vector: VectorFn | None
+    """``filter_vector`` of a ``StaticFilterPlugin`` (None: not static)."""
+    spec_determined: bool
+    """``SpecDeterminedFilterPlugin``."""
+    what_if: WhatIfFn | None
+    """``WhatIfFilterPlugin.filter_what_if``."""
+    passes: PassesFn | None
+    """``WhatIfPassesFilterPlugin.passes_what_if``."""
+    row: RowFn | None
+    """``WhatIfRowFilterPlugin.filter_what_if_row``."""
+
+    @staticmethod
+    def of(p: FilterPlugin) -> FilterForms:
+        return FilterForms(
+            name=p.name,
+            vector=p.filter_vector if isinstance(p, VectorFilterPlugin) else None,
+            rows=p.filter_rows if isinstance(p, RowFilterPlugin) else None,
+            static_vector=(
+                p.filter_vector if isinstance(p, StaticFilterPlugin) and p.static_filter else None
+            ),
+            spec_determined=is_spec_determined_filter(p),
+            what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
+            passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,
+            row=p.filter_what_if_row if isinstance(p, WhatIfRowFilterPlugin) else None,
+        )
+
+
+Vectorised = tuple[tuple[str, VectorFn, RowsFn | None], ...]
+"""The active filters of a skip set, each with its vectorised forms."""
+
+Step = tuple[FilterForms, Verdicts | None]
+"""A filter the what-if runners consult: a static one with its verdicts over the
+table, or another (None) that answers each what-if itself."""
+
+
+class _CycleSteps:
+    """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
+    CycleState: it holds while the table, its node generation, the skipped
+    plugins and the pod are the same (static filters answer from nothing else).
+    ``static_pass``: the static steps' combined pass mask over the table, once
+    asked for."""
+
+    __slots__ = ("generation", "pod", "skip", "static_known", "static_pass", "steps", "table")
+
+    def __init__(self, state: CycleState, pod: PodInfo, table: NodeTable) -> None:
+        self.table = table
+        self.generation = table.node_generation
+        self.skip = state.skip_filter_plugins
+        self.pod = pod.pod
+        self.steps: list[Step] | None = None
+        self.static_known = False
+        self.static_pass: BoolArray | None = None
+
+    def holds(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return (
+            self.table is table
+            and self.generation == table.node_generation
+            and self.skip is state.skip_filter_plugins
+            and self.pod is pod.pod
+        )
+
+
+_STEPS_KEY: Final = "kubesched.runtime/what-if-steps"
 
 
 class Filtering:
@@ -72,22 +159,16 @@ class Filtering:
         self._services = services
         self.pre_filter_plugins = pre_filter_plugins
         self.filter_plugins = filter_plugins
-        # isinstance on Protocols is slow: decide once which plugins have vector forms.
-        self._non_vector_filters = frozenset(
-            p.name for p in filter_plugins if not isinstance(p, VectorFilterPlugin)
-        )
-        self._vector_by_skip: dict[frozenset[str], bool] = {}
+        self._forms = tuple(FilterForms.of(p) for p in filter_plugins)
         self._active_filters: dict[frozenset[str], tuple[FilterPlugin, ...]] = {}
-        self._row_filters = {
-            p.name: p.filter_rows for p in filter_plugins if isinstance(p, RowFilterPlugin)
-        }
+        self._vectorised: dict[frozenset[str], Vectorised | None] = {}
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
         self._spec_steps: dict[
-            tuple[int, frozenset[str], int, int, int], tuple[object, object]
+            tuple[int, frozenset[str], int, int, int], tuple[SpecFacts, list[Step] | None]
         ] = {}
-        """``_what_if_steps`` across cycles when they are spec-determined: (spec
+        """``_cycle_steps``'s steps across cycles when they are spec-determined: (spec
         facts id, skipped plugins, table id, node and layout generations) ->
         (the facts, held so that the id stays theirs; the steps)."""
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
@@ -200,13 +281,14 @@ class Filtering:
     ) -> tuple[np.ndarray, list[Status]] | None:
         """All filter plugins over all table rows, without nominated pods:
         (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        if self.per_node or not self._vector_filters(state.skip_filter_plugins):
+        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
+        if forms is None:
             return None
         table = self._services.table
         result = np.full(table.capacity, -1, dtype=np.int32)
         statuses: list[Status] = []
-        for p in self.active_filters(state.skip_filter_plugins):
-            v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
+        for name, vector, _ in forms:
+            v = vector(state, pod, table)
             if v is None:
                 return None
             if not v.statuses:
@@ -214,7 +296,7 @@ class Filtering:
             fail = (result < 0) & (v.index >= 0)
             if fail.any():
                 result[fail] = v.index[fail] + len(statuses)
-            statuses.extend(self._stamp(p.name, v.statuses))
+            statuses.extend(self._stamp(name, v.statuses))
         return result, statuses
 
     def filter_rows(
@@ -231,15 +313,13 @@ class Filtering:
         verdicts are computed once per cycle (kept in ``memo``) and indexed.
         The returned index may be a shared read-only array. None if some plugin
         cannot vectorise."""
-        if self.per_node or not self._vector_filters(state.skip_filter_plugins):
+        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
+        if forms is None:
             return None
         table = self._services.table
-        row_filters = self._row_filters
         result: npt.NDArray[np.int32] | None = None
         statuses: list[Status] = []
-        for p in self.active_filters(state.skip_filter_plugins):
-            name = p.name
-            rf = row_filters.get(name)
+        for name, vector, rf in forms:
             if rf is not None:
                 v = rf(state, pod, table, rows)
                 if v is None:
@@ -250,7 +330,7 @@ class Filtering:
             else:
                 v = memo.get(name)
                 if v is None:
-                    v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
+                    v = vector(state, pod, table)
                     if v is None:
                         return None
                     memo[name] = v
@@ -269,15 +349,20 @@ class Filtering:
             return pass_index(len(rows)), statuses
         return result, statuses
 
-    def _vector_filters(self, skip: frozenset[str]) -> bool:
-        """Every filter not skipped for this cycle has a vector form. Plugins
-        without one (the volume plugins) then cost nothing on the vector path for
-        pods that make them Skip at PreFilter; otherwise the per-node path runs."""
-        if not self._non_vector_filters:
-            return True
-        got = self._vector_by_skip.get(skip)
-        if got is None:
-            got = self._vector_by_skip[skip] = self._non_vector_filters <= skip
+    def vectorised(self, skip: frozenset[str]) -> Vectorised | None:
+        """The filters not in ``skip``, in order, with their vectorised forms; None
+        when one of them has none (decided once per distinct set). Plugins
+        without one (the volume plugins) then cost nothing on the vectorised path
+        for pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        try:
+            return self._vectorised[skip]
+        except KeyError:
+            pass
+        active = [f for f in self._forms if f.name not in skip]
+        got: Vectorised | None = None
+        if all(f.vector is not None for f in active):
+            got = tuple((f.name, f.vector, f.rows) for f in active if f.vector is not None)
+        self._vectorised[skip] = got
         return got
 
     def _stamp(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
@@ -307,9 +392,9 @@ class Filtering:
         """True when ``run_filter_what_if``'s answer for this cycle is a function
         of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
         own state (``NodeTable.node_generation``) and the rows and ``requested``
-        asked about alone: every active filter is one of the in-tree filters known
-        to read nothing else. The scheduling cycle may then reuse an earlier
-        answer for equal inputs."""
+        asked about alone: every active filter declares it
+        (``SpecDeterminedFilterPlugin``). The scheduling cycle may then reuse an
+        earlier answer for equal inputs."""
         return self._skip_answers(state.skip_filter_plugins)[1]
 
     def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
@@ -318,9 +403,8 @@ class Filtering:
         per distinct set (a profile sees a handful)."""
         got = self._skip_answers_memo.get(skip)
         if got is None:
-            active = [p.name for p in self.filter_plugins if p.name not in skip]
             supported = not any(name not in skip for name in self._what_if_blockers)
-            determined = all(name in _SPEC_DETERMINED_FILTERS for name in active)
+            determined = all(f.spec_determined for f in self._forms if f.name not in skip)
             got = self._skip_answers_memo[skip] = (supported, determined)
         return got
 
@@ -329,12 +413,7 @@ class Filtering:
         """Plugins whose being active rules the what-if path out (decided once:
         isinstance on Protocols is slow)."""
         out = {p.name for p in self.pre_filter_plugins if p.pre_filter_extensions() is not None}
-        for f in self.filter_plugins:
-            if is_static_filter(f):
-                if not isinstance(f, VectorFilterPlugin):
-                    out.add(f.name)
-            elif not isinstance(f, WhatIfFilterPlugin):
-                out.add(f.name)
+        out.update(f.name for f in self._forms if f.static_vector is None and f.what_if is None)
         return frozenset(out)
 
     def run_filter_what_if_passes(
@@ -347,33 +426,34 @@ class Filtering:
         CycleState (keyed by table, node generation, skipped plugins and pod): it
         does not depend on ``requested``, and preemption's reprieve steps ask
         again and again for the same pod."""
-        steps = self._what_if_steps(state, pod)
+        memo = self._cycle_steps(state, pod)
+        steps = memo.steps
         if steps is None:
             return None
-        key = "kubesched.runtime/what-if-static-pass"
-        found, memo = self._cycle_memo(state, pod, key)
-        static: npt.NDArray[np.bool_] | None
-        if found:
-            static = memo  # type: ignore[assignment]
+        static: BoolArray | None
+        if memo.static_known:
+            static = memo.static_pass
         else:
             static = None
             for _, v in steps:
                 if v is not None:
                     m = v.index < 0
                     static = m if static is None else static & m
-            self._keep_cycle_memo(state, pod, key, static)
+            memo.static_pass = static
+            memo.static_known = True
         ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
-        for p, v in steps:
+        for f, v in steps:
             if v is not None:
                 continue  # static: in the mask above
-            passes = getattr(p, "passes_what_if", None)
+            passes = f.passes
             if passes is not None:
-                got: npt.NDArray[np.bool_] | None = passes(state, pod, rows, requested)
+                got = passes(state, pod, rows, requested)
                 if got is None:
                     return None
                 ok &= got
                 continue
-            w = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
+            what_if = f.what_if
+            w = None if what_if is None else what_if(state, pod, rows, requested)
             if w is None:
                 return None
             if w.statuses:
@@ -387,17 +467,18 @@ class Filtering:
         (index aligned with rows, -1 = pass; statuses). Static filters are read
         from their vector form; the others answer the what-if. None if some
         plugin cannot answer."""
-        steps = self._what_if_steps(state, pod)
+        steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
         result: np.ndarray | None = None  # None: every row passes so far
         statuses: list[Status] = []
-        for p, static in steps:
+        for f, static in steps:
             if static is not None:
                 v = static
                 index = v.index.take(rows)
             else:
-                got = p.filter_what_if(state, pod, rows, requested)  # type: ignore[attr-defined]
+                what_if = f.what_if
+                got = None if what_if is None else what_if(state, pod, rows, requested)
                 if got is None:
                     return None
                 v = got
@@ -411,7 +492,7 @@ class Filtering:
                 fail = (result < 0) & (index >= 0)
                 if fail.any():
                     result[fail] = index[fail] + len(statuses)
-            statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+            statuses.extend(s.with_plugin(f.name) for s in v.statuses)
         if result is None:
             result = np.full(len(rows), -1, dtype=np.int32)
         return result, statuses
@@ -423,48 +504,47 @@ class Filtering:
         one vector): the status the row would get (SUCCESS when it passes), with
         Python scalars where the filters offer it (``filter_what_if_row``);
         None if some plugin cannot answer."""
-        steps = self._what_if_steps(state, pod)
+        steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
         q: list[int] | None = None
-        for p, static in steps:
+        for f, static in steps:
             if static is not None:
                 i = int(static.index[row])
                 if i < 0:
                     continue
-                return self._stamp(p.name, (static.statuses[i],))[0]
-            one = getattr(p, "filter_what_if_row", None)
+                return self._stamp(f.name, (static.statuses[i],))[0]
+            one = f.row
             got: Status | None = None
             if one is not None:
                 if q is None:
                     q = requested.tolist()
                 got = one(state, pod, row, q)
             if got is None:
+                what_if = f.what_if
                 rows = np.array([row], dtype=np.int64)
-                v = p.filter_what_if(state, pod, rows, requested[None, :])  # type: ignore[attr-defined]
+                v = None if what_if is None else what_if(state, pod, rows, requested[None, :])
                 if v is None:
                     return None
                 i = int(v.index[0])
                 got = v.statuses[i] if i >= 0 else SUCCESS
             if not got.is_success():
-                return self._stamp(p.name, (got,))[0]
+                return self._stamp(f.name, (got,))[0]
         return SUCCESS
 
-    def _what_if_steps(
-        self, state: CycleState, pod: PodInfo
-    ) -> list[tuple[FilterPlugin, Verdicts | None]] | None:
+    def _cycle_steps(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
         """The active filters the what-if runners must consult, in order: the
         static ones that fail some node (with their verdicts over the table) and
-        the others (None: asked each time). Kept in the CycleState like
-        ``run_filter_what_if_passes``'s static mask (keyed by table, node
-        generation, skipped plugins and pod); None if a static filter cannot
-        vectorise."""
-        skip = state.skip_filter_plugins
+        the others (None: asked each time); ``steps`` is None if a static filter
+        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)
+        and, when the cycle is spec-determined, across cycles for the pods of one
+        spec while no node changed."""
         table = self._services.table
-        key = "kubesched.runtime/what-if-steps"
-        found, memo = self._cycle_memo(state, pod, key)
-        if found:
-            return memo  # type: ignore[return-value]
+        memo = state.get(_STEPS_KEY)
+        if isinstance(memo, _CycleSteps) and memo.holds(state, pod, table):
+            return memo
+        memo = _CycleSteps(state, pod, table)
+        skip = state.skip_filter_plugins
         spec_key = None
         if self.what_if_spec_determined(state):
             # Static filters then answer from the spec and the nodes alone: the
@@ -478,53 +558,28 @@ class Filtering:
             )
             kept = self._spec_steps.get(spec_key)
             if kept is not None and kept[0] is pod.facts:
-                self._keep_cycle_memo(state, pod, key, kept[1])
-                return kept[1]  # type: ignore[return-value]
-        steps: list[tuple[FilterPlugin, Verdicts | None]] = []
-        answer: list[tuple[FilterPlugin, Verdicts | None]] | None = steps
-        for p in self.filter_plugins:
-            if p.name in skip:
+                memo.steps = kept[1]
+                state.write(_STEPS_KEY, memo)
+                return memo
+        steps: list[Step] = []
+        answer: list[Step] | None = steps
+        for f in self._forms:
+            if f.name in skip:
                 continue
-            if not is_static_filter(p):
-                steps.append((p, None))
+            vector = f.static_vector
+            if vector is None:
+                steps.append((f, None))
                 continue
-            v = p.filter_vector(state, pod, table)  # type: ignore[attr-defined]
+            v = vector(state, pod, table)
             if v is None:
                 answer = None
                 break
             if v.statuses:
-                steps.append((p, v))
-        self._keep_cycle_memo(state, pod, key, answer)
+                steps.append((f, v))
+        memo.steps = answer
+        state.write(_STEPS_KEY, memo)
         if spec_key is not None:
             if len(self._spec_steps) >= 8:
                 del self._spec_steps[next(iter(self._spec_steps))]
             self._spec_steps[spec_key] = (pod.facts, answer)
-        return answer
-
-    def _cycle_memo(self, state: CycleState, pod: PodInfo, key: str) -> tuple[bool, object]:
-        """(found, value) of what ``_keep_cycle_memo`` kept under ``key`` in this
-        cycle, if it still holds: same table, node generation, skipped plugins and
-        pod (static filters answer from nothing else)."""
-        memo = state.get(key)
-        table = self._services.table
-        if (
-            isinstance(memo, tuple)
-            and memo[0] is table
-            and memo[1] == table.node_generation
-            and memo[2] is state.skip_filter_plugins
-            and memo[3] is pod.pod
-        ):
-            return True, memo[4]
-        return False, None
-
-    def _keep_cycle_memo(self, state: CycleState, pod: PodInfo, key: str, value: object) -> None:
-        table = self._services.table
-        state.write(key, (table, table.node_generation, state.skip_filter_plugins, pod.pod, value))
-
-
-_SPEC_DETERMINED_FILTERS: frozenset[str] = frozenset(
-    {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"}
-)
-"""In-tree filters whose verdict on a node depends only on the pod's spec, the
-plugin's args, the node itself and (NodeResourcesFit) the node's summed requests:
-see ``Framework.what_if_spec_determined``."""
+        return memo

@@ -19,7 +19,7 @@ log (``_SlotTotal``). ``per_node`` forces the per-node path.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -41,6 +41,13 @@ _OK: Final = Code.SUCCESS
 _SKIP: Final = Code.SKIP
 
 
+ScoreVectorFn = Callable[[CycleState, PodInfo, NodeSet], IntArray | None]
+"""``VectorScorePlugin.score_vector``."""
+ScoreSlotsFn = Callable[[CycleState, PodInfo, NodeTable], IntArray | None]
+"""``SlotScorePlugin.score_slots``."""
+_NO_SLOT_SCORERS: Final[Mapping[str, ScoreSlotsFn]] = {}
+
+
 class ScoreError(Exception):
     """A Score / NormalizeScore / PreScore failure (the cycle ends with an error)."""
 
@@ -58,13 +65,14 @@ class Scoring:
         self.pre_score_plugins = pre_score_plugins
         self.score_plugins = score_plugins
         self.score_weights = weights
-        # isinstance on Protocols is slow: decide once which plugins have vector forms.
-        self._vector_scorers = frozenset(
-            p.name for p in score_plugins if isinstance(p, VectorScorePlugin)
-        )
-        self._slot_scorers = frozenset(
-            p.name for p in score_plugins if isinstance(p, SlotScorePlugin)
-        )
+        # isinstance on Protocols is slow: decide once which plugins have
+        # vectorised forms, and keep those (typed) by plugin name.
+        self._score_vector: dict[str, ScoreVectorFn] = {
+            p.name: p.score_vector for p in score_plugins if isinstance(p, VectorScorePlugin)
+        }
+        self._score_slots: dict[str, ScoreSlotsFn] = {
+            p.name: p.score_slots for p in score_plugins if isinstance(p, SlotScorePlugin)
+        }
         self._slot_totals: dict[tuple[tuple[str, int, int], ...], _SlotTotal] = {}
         self.per_node = False
         """Score with every plugin's per-node code only (``Framework.per_node``)."""
@@ -111,7 +119,7 @@ class Scoring:
         skip = state.skip_score_plugins
         weights = self.score_weights
         table = nodes.table
-        slot_scorers = self._slot_scorers if not self.per_node else ()
+        slot_scorers = self._score_slots if not self.per_node else _NO_SLOT_SCORERS
         parts: list[ScorePart] = []
         n_slot = 0
         for p in self.score_plugins:
@@ -119,8 +127,9 @@ class Scoring:
             if name in skip:
                 continue
             w = weights.get(name, 1)
-            if name in slot_scorers:
-                v = p.score_slots(state, pod, table)  # type: ignore[attr-defined]
+            score_slots = slot_scorers.get(name)
+            if score_slots is not None:
+                v = score_slots(state, pod, table)
                 if v is not None:
                     parts.append((name, w, v, True))
                     n_slot += 1
@@ -192,8 +201,9 @@ class Scoring:
     def _plugin_scores(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet, p: ScorePlugin
     ) -> IntArray:
-        if not self.per_node and p.name in self._vector_scorers:
-            v: IntArray | None = p.score_vector(state, pod, nodes)  # type: ignore[attr-defined]
+        score_vector = None if self.per_node else self._score_vector.get(p.name)
+        if score_vector is not None:
+            v = score_vector(state, pod, nodes)
             if v is not None:
                 return v
         lst: list[NodeScore] = []
