@@ -117,9 +117,9 @@ def choose(quick: bool, rows: str | None) -> list[tuple[int, tuple[object, ...]]
     seen: set[object] = set()
     out = []
     for i, row in numbered:
-        if row[0] in seen or row[-1] == "scaling":
+        if row[:2] in seen or row[-1] == "scaling":
             continue
-        seen.add(row[0])
+        seen.add(row[:2])
         out.append((i, row))
     return out
 
@@ -140,7 +140,8 @@ def _runs(runs: list[dict[str, object] | str]) -> str:
 def row_line(
     row: tuple[object, ...], old: list[dict[str, object] | str], new: list[dict[str, object] | str]
 ) -> str:
-    workload, nodes, init, pods = row[:4]
+    workload, tmpl, nodes, init, pods = row[:5]
+    workload = f"{workload}" if tmpl is None else f"{workload} ({tmpl})"
     o, n = _best(old), _best(new)
     ratio = f"{n / o:.3f}" if o and n is not None else "-"
     notes = [r for r in (*old, *new) if isinstance(r, str)][:1]
@@ -180,8 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{trees}\nPython speed before: {before:.2f} s", flush=True)
     lines = []
     for _, row in chosen:
-        workload, nodes, init, pods = (str(x) for x in row[:4])
+        workload, tmpl, nodes, init, pods = (str(x) for x in row[:5])
         cmd = bench_args(workload, int(nodes), int(init), int(pods), args.exact)
+        if tmpl != "None":
+            cmd += ["--preemptor-template", tmpl]
         old: list[dict[str, object] | str] = []
         new: list[dict[str, object] | str] = []
         for _ in range(max(args.repeat, 1)):

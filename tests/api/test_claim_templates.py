@@ -1,5 +1,6 @@
 """A StatefulSet's volumeClaimTemplates and persistentVolumeClaimRetentionPolicy
-(api/claim_templates.py): SetDefaults_StatefulSet's Retain/Retain default,
+(api/claim_templates.py, read in api/convert/workloads.py):
+SetDefaults_StatefulSet's Retain/Retain default,
 ValidatePersistentVolumeClaimRetentionPolicy's messages (pkg/apis/apps/validation),
 and templates kept as the API server stores them: their claims are validated when
 the controller creates them, not with the StatefulSet (ValidateStatefulSetSpec

@@ -1,4 +1,4 @@
-"""Conversion of the storage kinds and pod volumes (api/convert_storage.py): the
+"""Conversion of the storage kinds and pod volumes (api/convert/storage.py): the
 fields scheduling reads, the API server's defaults (volumeMode Filesystem,
 volumeBindingMode Immediate, reclaim policies Delete for classes and Retain for
 volumes, rbd pool "rbd") and its validation with upstream's wording."""

@@ -1,4 +1,4 @@
-"""Reading YAML/JSON input and converting it into typed objects (api/load.py, api/convert.py).
+"""Reading YAML/JSON input and converting it into typed objects (api/load.py, api/convert/).
 
 Fixtures are written as YAML, as users write them; ``patched`` deep-merges a YAML
 fragment into a valid object so each error case states only what is wrong.
@@ -18,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.convert import Workload, parse_time
+from kubesched.api.convert import Workload
+from kubesched.api.convert.values import parse_time
 from kubesched.api.errors import InputError
 from kubesched.api.load import (
     KINDS,

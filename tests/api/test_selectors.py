@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from kubesched.api.selectors import (
     compile_label_selector,
-    go_quote,
     label_key_errors,
     label_selector_matches,
     label_selector_parse_error,
@@ -737,12 +736,6 @@ def test_label_value_rules() -> None:
     assert label_value_errors("a" * 63) == []
     assert label_value_errors("a" * 64) == ["must be no more than 63 characters"]
     assert label_value_errors("x\n") == [VALUE_DETAIL]
-
-
-def test_go_quote_escapes_like_strconv_quote() -> None:
-    assert go_quote('a"b\\c') == '"a\\"b\\\\c"'
-    assert go_quote("tab\there\n") == '"tab\\there\\n"'
-    assert go_quote("\x01\u00e9") == '"\\x01\u00e9"'
 
 
 # --------------------------------------------------------------------------- properties

@@ -1,5 +1,6 @@
-"""The workload kinds (api/workloads.py): defaulting and validation as the API
-server does them (pkg/apis/apps/v1/defaults.go, pkg/apis/batch/v1/defaults.go,
+"""The workload kinds (api/workloads.py; api/convert/workloads.py, batch.py):
+defaulting and validation as the API server does them
+(pkg/apis/apps/v1/defaults.go, pkg/apis/batch/v1/defaults.go,
 pkg/apis/apps/validation, pkg/apis/batch/validation, pkg/registry/batch/job
 generateSelector), and the status fields a dump carries.
 """
@@ -10,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.convert import Workload
+from kubesched.api.convert.templates import template_key
 from kubesched.api.workloads import (
     CronJobDetails,
     DaemonSetDetails,
     DeploymentDetails,
     JobDetails,
     StatefulSetDetails,
-    template_key,
+    Workload,
     workload_times,
 )
 from tests.api.test_load import load, load_error, patched, y

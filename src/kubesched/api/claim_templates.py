@@ -13,35 +13,23 @@ upstream's ``FailedCreate`` events instead of creating pods.
 
 A template's ``metadata`` must still decode (a map, string name, string maps of
 labels and annotations): a wrong type there is refused with the StatefulSet.
+
+Made by ``kubesched.api.convert.workloads`` (a StatefulSet's
+``StatefulSetDetails``); read by the simulated StatefulSet controller
+(``kubesched.sim.controllers``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
-from kubesched.api.convert import (
-    Raw,
-    as_map,
-    child,
-    fail,
-    get_list,
-    get_map,
-    get_str,
-    get_str_map,
-    opt_str,
-    unsupported,
-)
-from kubesched.api.convert_storage import read_claim_spec
-from kubesched.api.errors import InputError
 from kubesched.api.storage import ClaimTemplate
 
 RETAIN: Final = "Retain"
 DELETE: Final = "Delete"
 RETENTION_POLICIES: Final = (RETAIN, DELETE)
 """apps/v1 PersistentVolumeClaimRetentionPolicyType, in validation's order."""
-
-RETENTION_PATH: Final = "spec.persistentVolumeClaimRetentionPolicy"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -67,38 +55,3 @@ class RetentionPolicy:
 
 RETAIN_ALL: Final = RetentionPolicy()
 """The default policy: claims are kept when pods or the StatefulSet go."""
-
-
-def read_volume_claim_templates(spec: Raw) -> tuple[VolumeClaimTemplate, ...]:
-    """``spec.volumeClaimTemplates`` of a StatefulSet spec."""
-    out = []
-    for i, item in enumerate(get_list(spec, "volumeClaimTemplates", "spec")):
-        path = f"spec.volumeClaimTemplates[{i}]"
-        raw = as_map(item, path)
-        meta = get_map(raw, "metadata", path)
-        mpath = child(path, "metadata")
-        name = get_str(meta, "name", mpath)
-        labels = get_str_map(meta, "labels", mpath)
-        annotations = get_str_map(meta, "annotations", mpath)
-        try:
-            claim = read_claim_spec(as_map(raw.get("spec"), "spec"), "spec")
-        except InputError as err:
-            out.append(VolumeClaimTemplate(name, None, str(err)))
-            continue
-        out.append(
-            VolumeClaimTemplate(name, replace(claim, labels=labels, annotations=annotations))
-        )
-    return tuple(out)
-
-
-def read_retention_policy(spec: Raw) -> RetentionPolicy:
-    """``spec.persistentVolumeClaimRetentionPolicy``, defaulted and validated
-    (``Unsupported value: "X": supported values: "Retain", "Delete"``)."""
-    raw = get_map(spec, "persistentVolumeClaimRetentionPolicy", "spec")
-    values = []
-    for key in ("whenDeleted", "whenScaled"):
-        value = opt_str(raw, key, RETENTION_PATH) or RETAIN
-        if value not in RETENTION_POLICIES:
-            raise fail(child(RETENTION_PATH, key), unsupported(value, RETENTION_POLICIES))
-        values.append(value)
-    return RetentionPolicy(values[0], values[1])

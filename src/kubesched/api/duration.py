@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from kubesched.api.goformat import time_quote
+
 NANOSECOND: Final = 1
 MICROSECOND: Final = 1_000
 MILLISECOND: Final = 1_000_000
@@ -48,23 +50,8 @@ class DurationError(ValueError):
     """Not a Go duration; the message is Go's."""
 
 
-def _go_quote(s: str) -> str:
-    """The time package's own ``quote``: bytes >= 0x80 and < 0x20 as ``\\xNN``,
-    ``"`` and ``\\`` backslash-escaped, everything else as is."""
-    out = ['"']
-    for ch in s:
-        if ch < " " or ord(ch) >= 0x80:
-            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
-        else:
-            if ch in ('"', "\\"):
-                out.append("\\")
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def _invalid(orig: str) -> DurationError:
-    return DurationError("time: invalid duration " + _go_quote(orig))
+    return DurationError("time: invalid duration " + time_quote(orig))
 
 
 def parse_duration(text: str) -> int:
@@ -129,12 +116,12 @@ def parse_duration(text: str) -> int:
         while i < n and not (s[i] == "." or s[i] in _DIGITS):
             i += 1
         if i == start:
-            raise DurationError("time: missing unit in duration " + _go_quote(orig))
+            raise DurationError("time: missing unit in duration " + time_quote(orig))
         u = s[start:i]
         unit = _UNITS.get(u)
         if unit is None:
             raise DurationError(
-                "time: unknown unit " + _go_quote(u) + " in duration " + _go_quote(orig)
+                "time: unknown unit " + time_quote(u) + " in duration " + time_quote(orig)
             )
         if v > _TWO63 // unit:
             raise _invalid(orig)

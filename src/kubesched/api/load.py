@@ -10,7 +10,7 @@ Two steps, both raising only :class:`InputError` for bad input:
   ``kind: List`` and ``*List`` kinds are unpacked in order, the items of a typed
   list (``PodList`` as the API returns it) taking its kind and apiVersion when
   they have none. Bytes read and objects found are capped (``input_limits.py``).
-- :func:`load_objects` converts each document by kind (``convert.py``), in input
+- :func:`load_objects` converts each document by kind (``convert/``), in input
   order, validates what the API server would (``meta_validation.py``), counts
   kinds it does not act on in ``LoadResult.ignored`` (or ``unmodelled`` when
   they can change scheduling) and skips pods with resource claims.
@@ -30,9 +30,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TextIO, TypeVar
 
-from kubesched.api import convert, convert_storage, sim_annotations, workloads
+from kubesched.api import convert, sim_annotations
 from kubesched.api.admission import priority_class_errors
-from kubesched.api.convert import Workload
+from kubesched.api.convert import Workload, workloads
+from kubesched.api.convert import storage as convert_storage
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import (
     DEFAULT_LIMITS,

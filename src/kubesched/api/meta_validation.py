@@ -24,59 +24,17 @@ checked in the order written (Go iterates its maps in random order).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, Final
 
-from kubesched.api.convert import DNS1123_SUBDOMAIN_MSG, child, fail, invalid, required
+from kubesched.api import selectors
+from kubesched.api.messages import child, fail, invalid, required
 from kubesched.api.quantity import canonical_string, parse_quantity_json
+from kubesched.api.reader import Raw
 from kubesched.api.resources import HUGEPAGES_PREFIX, is_native_resource
 
-Raw = Mapping[str, Any]
-
-_LABEL_KEY_FMT: Final = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT: Final = "(" + _LABEL_KEY_FMT + ")?"
-_LABEL_KEY_RE: Final = re.compile(_LABEL_KEY_FMT)
-_LABEL_VALUE_RE: Final = re.compile(_LABEL_VALUE_FMT)
-_DNS1123_SUBDOMAIN_RE: Final = re.compile(
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-LABEL_KEY_MAX: Final = 63
-LABEL_VALUE_MAX: Final = 63
-DNS1123_SUBDOMAIN_MAX: Final = 253
 TOTAL_ANNOTATION_SIZE_LIMIT: Final = 256 * (1 << 10)
-
-
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery's RegexError (its double spaces included)."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def max_len_error(length: int) -> str:
-    return f"must be no more than {length} bytes"
-
-
-EMPTY_ERROR: Final = "must be non-empty"
-_LABEL_KEY_MSG: Final = regex_error(
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character",
-    _LABEL_KEY_FMT,
-    "MyName",
-    "my.name",
-    "123-abc",
-)
-_LABEL_VALUE_MSG: Final = regex_error(
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-    "'_' or '.', and must start and end with an alphanumeric character",
-    _LABEL_VALUE_FMT,
-    "MyValue",
-    "my_value",
-    "12345",
-)
 
 
 def _nbytes(text: str) -> int:
@@ -85,43 +43,14 @@ def _nbytes(text: str) -> int:
 
 def qualified_name_errors(value: str) -> list[str]:
     """IsQualifiedName (content.IsLabelKey): an optional DNS subdomain prefix and
-    '/', then a name of at most 63 bytes."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part " + EMPTY_ERROR)
-        else:
-            if _nbytes(prefix) > DNS1123_SUBDOMAIN_MAX:
-                errs.append("prefix part " + max_len_error(DNS1123_SUBDOMAIN_MAX))
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + DNS1123_SUBDOMAIN_MSG)
-    else:
-        return [
-            "a valid label key "
-            + _LABEL_KEY_MSG
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part " + EMPTY_ERROR)
-    elif _nbytes(name) > LABEL_KEY_MAX:
-        errs.append("name part " + max_len_error(LABEL_KEY_MAX))
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + _LABEL_KEY_MSG)
-    return errs
+    '/', then a name of at most 63 bytes (``kubesched.api.selectors``' rules, with
+    the limits worded in bytes)."""
+    return selectors.qualified_name_errors(value, "a valid label key", unit="bytes")
 
 
 def label_value_errors(value: str) -> list[str]:
     """IsValidLabelValue: empty, or at most 63 bytes of the label-key alphabet."""
-    errs: list[str] = []
-    if _nbytes(value) > LABEL_VALUE_MAX:
-        errs.append(max_len_error(LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_LABEL_VALUE_MSG)
-    return errs
+    return selectors.label_value_errors(value, unit="bytes")
 
 
 def check_labels(labels: Any, path: str) -> None:

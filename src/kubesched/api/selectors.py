@@ -24,7 +24,9 @@ Sources followed (apimachinery / component-helpers at v1.36):
 
 Messages follow master's ``api/validate/content`` texts except ``MaxLenError``,
 where we keep the long-standing "must be no more than 63 characters" (master's
-content package now says "bytes"; v1.36's wording could not be confirmed).
+content package now says "bytes"; v1.36's wording could not be confirmed). The
+name rules take the wording as ``unit``: the API validation of object metadata
+(``kubesched.api.meta_validation``) says "bytes".
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Final
 
+from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
 from kubesched.api.types import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -78,48 +81,6 @@ def parse_int64_label(value: str) -> int | None:
     return n if _MIN_INT64 <= n <= _MAX_INT64 else None
 
 
-# --------------------------------------------------------------------------- Go formatting
-
-_GO_ESCAPES: Final = {
-    "\a": "\\a",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\v": "\\v",
-    '"': '\\"',
-    "\\": "\\\\",
-}
-
-
-def go_quote(s: str) -> str:
-    """``strconv.Quote`` (as ``%q`` prints a string): printable Unicode kept, the
-    rest escaped. Close to Go for all valid text (printability per Python)."""
-    out = ['"']
-    for ch in s:
-        esc = _GO_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch == " " or ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _go_string_slice(values: Sequence[str]) -> str:
-    """``%#v`` of a ``[]string``; an absent (empty) list prints as nil."""
-    if not values:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
-
-
 def _child(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
@@ -161,8 +122,8 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
 
 
-def _max_len_error(n: int) -> str:
-    return f"must be no more than {n} characters"
+def _max_len_error(n: int, unit: str) -> str:
+    return f"must be no more than {n} {unit}"
 
 
 def _byte_len(s: str) -> int:
@@ -170,11 +131,12 @@ def _byte_len(s: str) -> int:
     return len(s.encode("utf-8", "surrogatepass"))
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    """``IsDNS1123Subdomain``."""
+def dns1123_subdomain_errors(value: str, unit: str = "characters") -> list[str]:
+    """``IsDNS1123Subdomain``; ``unit`` is the length limit's wording (see the module
+    docstring: "characters" here, "bytes" in ``kubesched.api.meta_validation``)."""
     errs = []
     if _byte_len(value) > _MAX_SUBDOMAIN:
-        errs.append(_max_len_error(_MAX_SUBDOMAIN))
+        errs.append(_max_len_error(_MAX_SUBDOMAIN, unit))
     if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
         errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
@@ -185,9 +147,12 @@ def label_key_errors(key: str) -> list[str]:
     return qualified_name_errors(key, "a valid label key")
 
 
-def qualified_name_errors(value: str, what: str = "a qualified name") -> list[str]:
+def qualified_name_errors(
+    value: str, what: str = "a qualified name", unit: str = "characters"
+) -> list[str]:
     """``IsQualifiedName``: ``[prefix/]name``; empty if valid. ``what`` names the
-    value in the message for a value with more than one ``/``."""
+    value in the message for a value with more than one ``/``; ``unit`` words the
+    length limits."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -197,7 +162,7 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
         if not prefix:
             errs.append("prefix part must be non-empty")
         else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
+            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix, unit))
     else:
         return [
             what
@@ -208,7 +173,7 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
     if not name:
         errs.append("name part must be non-empty")
     elif _byte_len(name) > _MAX_LABEL:
-        errs.append("name part " + _max_len_error(_MAX_LABEL))
+        errs.append("name part " + _max_len_error(_MAX_LABEL, unit))
     if _LABEL_KEY_RE.fullmatch(name) is None:
         errs.append(
             "name part "
@@ -217,11 +182,11 @@ def qualified_name_errors(value: str, what: str = "a qualified name") -> list[st
     return errs
 
 
-def label_value_errors(value: str) -> list[str]:
+def label_value_errors(value: str, unit: str = "characters") -> list[str]:
     """``IsValidLabelValue`` / ``content.IsLabelValue``; empty if valid ("" is valid)."""
     errs = []
     if _byte_len(value) > _MAX_LABEL:
-        errs.append(_max_len_error(_MAX_LABEL))
+        errs.append(_max_len_error(_MAX_LABEL, unit))
     if _LABEL_VALUE_RE.fullmatch(value) is None:
         errs.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
@@ -271,7 +236,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "for 'in', 'notin' operators, values set can't be empty",
                 )
             )
@@ -280,7 +245,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "values set must be empty for exists and does not exist",
                 )
             )
@@ -289,7 +254,7 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
             errs.append(
                 _invalid(
                     values_path,
-                    _go_string_slice(values),
+                    go_string_slice(values or None),
                     "for 'Gt', 'Lt' operators, exactly one value is required",
                 )
             )
@@ -307,12 +272,6 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
         if v_errs:
             errs.append(_invalid(f"{values_path}[{i}][{key}]", go_quote(v), "; ".join(v_errs)))
     return errs
-
-
-def _aggregate(errs: list[str]) -> str:
-    """``utilerrors.Aggregate.Error()`` of field errors (deduplicated)."""
-    unique = list(dict.fromkeys(errs))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 # --------------------------------------------------------------------------- label selectors
@@ -394,13 +353,13 @@ def label_selector_parse_error(sel: LabelSelector | None) -> str | None:
     for k in sorted(sel.match_labels):
         errs = _new_requirement_errors(k, IN, (sel.match_labels[k],), "")
         if errs:
-            return _aggregate(errs)
+            return go_aggregate(errs)
     for r in sel.match_expressions:
         if r.operator not in _LABEL_SELECTOR_OPERATORS:
             return f"{go_quote(r.operator)} is not a valid pod selector operator"
         errs = _new_requirement_errors(r.key, r.operator, r.values, "")
         if errs:
-            return _aggregate(errs)
+            return go_aggregate(errs)
     return None
 
 
@@ -503,7 +462,9 @@ def _term_errors(term: NodeSelectorTerm, path: str) -> tuple[str, ...]:
             if len(r.values) != 1:
                 errs.append(
                     _invalid(
-                        _child(p, "values"), _go_string_slice(r.values), "must have one element"
+                        _child(p, "values"),
+                        go_string_slice(r.values or None),
+                        "must have one element",
                     )
                 )
         else:

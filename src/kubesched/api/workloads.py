@@ -1,237 +1,174 @@
-"""The workload kinds kubesched runs controllers for, converted and validated.
+"""The workload kinds kubesched runs controllers for, as typed objects: a
+:class:`Workload` (an apps/v1 Deployment, ReplicaSet, StatefulSet or DaemonSet, a
+batch/v1 Job or CronJob) whose ``details`` holds the kind's own fields, the
+kinds' enum values and the labels the API server adds to a Job.
 
-``convert_workload(raw, kind)`` reads an apps/v1 Deployment, ReplicaSet,
-StatefulSet or DaemonSet here, or a batch/v1 Job or CronJob
-(``kubesched.api.batch``), into a :class:`~kubesched.api.convert.Workload`
-whose ``details`` holds the kind's own fields (``kubesched.api.workload_fields``),
-with the API server's defaulting (``SetDefaults_*``) and the validation that
-would reject the object, in upstream's wording (pkg/apis/apps/validation,
-pkg/apis/batch/validation).
-
-Status fields of a dump are read where a controller continues from them: a
-StatefulSet's ``currentRevision``/``updateRevision``, a Job's counts,
-completion and start time, a CronJob's ``lastScheduleTime`` and active Jobs.
-Times stay absolute (nanoseconds since the Unix epoch); the simulator rebases.
+Made by ``kubesched.api.convert.workloads`` (and ``convert.batch``) from the
+input, with the API server's defaulting and validation; read by the simulated
+controllers (``kubesched.sim.controllers``).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 
-from kubesched.api import batch, convert
-from kubesched.api.claim_templates import read_retention_policy, read_volume_claim_templates
-from kubesched.api.convert import (
-    Raw,
-    Workload,
-    check_dns_subdomain,
-    child,
-    fail,
-    get_int,
-    get_map,
-    get_str,
-    invalid,
-    read_meta,
-)
-from kubesched.api.workload_fields import (
-    ALLOW,
-    CONTROLLER_UID_LABEL,
-    FAILED_ONLY,
-    FORBID,
-    INDEXED,
-    JOB_COMPLETE,
-    JOB_FAILED,
-    JOB_NAME_LABEL,
-    LEGACY_CONTROLLER_UID_LABEL,
-    LEGACY_JOB_NAME_LABEL,
-    NON_INDEXED,
-    ON_DELETE,
-    ORDERED_READY,
-    PARALLEL,
-    POD_TEMPLATE_HASH,
-    RECREATE,
-    REPLACE,
-    ROLLING_UPDATE,
-    TERMINATING_OR_FAILED,
-    CronJobDetails,
-    DaemonSetDetails,
-    DeploymentDetails,
-    JobDetails,
-    StatefulSetDetails,
-    check_matches,
-    enum_or,
-    int_or_percent,
-    int_or_percent_value,
-    make_workload,
-    nonnegative,
-    read_selector,
-    read_template,
-    restart_policy,
-    template_key,
-    workload_times,
-)
+from kubesched.api.claim_templates import RETAIN_ALL, RetentionPolicy, VolumeClaimTemplate
+from kubesched.api.cron import CronSchedule
+from kubesched.api.types import IntOrString, LabelSelector, OwnerReference, PodSpec, Time
 
-KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob")
+POD_TEMPLATE_HASH: Final = "pod-template-hash"
 
-__all__ = [
-    "ALLOW",
-    "CONTROLLER_UID_LABEL",
-    "FAILED_ONLY",
-    "FORBID",
-    "INDEXED",
-    "JOB_COMPLETE",
-    "JOB_FAILED",
-    "JOB_NAME_LABEL",
-    "KINDS",
-    "LEGACY_CONTROLLER_UID_LABEL",
-    "LEGACY_JOB_NAME_LABEL",
-    "NON_INDEXED",
-    "ON_DELETE",
-    "ORDERED_READY",
-    "PARALLEL",
-    "POD_TEMPLATE_HASH",
-    "RECREATE",
-    "REPLACE",
-    "ROLLING_UPDATE",
-    "TERMINATING_OR_FAILED",
-    "CronJobDetails",
-    "DaemonSetDetails",
-    "DeploymentDetails",
-    "JobDetails",
-    "StatefulSetDetails",
-    "convert_workload",
-    "job_labels",
-    "template_key",
-    "workload_times",
-]
+# Job labels the API server adds (pkg/registry/batch/job/strategy.go generateSelector).
+JOB_NAME_LABEL: Final = "batch.kubernetes.io/job-name"
+LEGACY_JOB_NAME_LABEL: Final = "job-name"
+CONTROLLER_UID_LABEL: Final = "batch.kubernetes.io/controller-uid"
+LEGACY_CONTROLLER_UID_LABEL: Final = "controller-uid"
 
-job_labels = batch.job_labels
+ROLLING_UPDATE: Final = "RollingUpdate"
+RECREATE: Final = "Recreate"
+ON_DELETE: Final = "OnDelete"
+ORDERED_READY: Final = "OrderedReady"
+PARALLEL: Final = "Parallel"
+NON_INDEXED: Final = "NonIndexed"
+INDEXED: Final = "Indexed"
+TERMINATING_OR_FAILED: Final = "TerminatingOrFailed"
+FAILED_ONLY: Final = "Failed"
+ALLOW: Final = "Allow"
+FORBID: Final = "Forbid"
+REPLACE: Final = "Replace"
+JOB_COMPLETE: Final = "Complete"
+JOB_FAILED: Final = "Failed"
 
 
-# --------------------------------------------------------------------------- kinds
+@dataclass(frozen=True, slots=True)
+class DeploymentDetails:
+    strategy: str = ROLLING_UPDATE
+    max_surge: IntOrString = "25%"
+    max_unavailable: IntOrString = "25%"
 
 
-def convert_workload(raw: Raw, kind: str) -> tuple[Workload, dict[str, str]]:
-    """One workload object of ``kind`` (its metadata annotations second)."""
-    meta = read_meta(raw, namespaced=True)
-    check_dns_subdomain(meta.name, "metadata.name")
-    if kind in ("Deployment", "ReplicaSet"):
-        return _apps_replicas(raw, kind), meta.annotations
-    if kind == "StatefulSet":
-        return _statefulset(raw), meta.annotations
-    if kind == "DaemonSet":
-        return _daemonset(raw), meta.annotations
-    if kind == "Job":
-        return batch.convert_job(raw), meta.annotations
-    if kind == "CronJob":
-        if len(meta.name) > 52:
-            raise fail("metadata.name", invalid(meta.name, "must be no more than 52 characters"))
-        return batch.convert_cronjob(raw), meta.annotations
-    raise ValueError(kind)
+@dataclass(frozen=True, slots=True)
+class StatefulSetDetails:
+    pod_management_policy: str = ORDERED_READY
+    update_strategy: str = ROLLING_UPDATE
+    partition: int = 0
+    start_ordinal: int = 0
+    current_revision: str = ""
+    update_revision: str = ""
+    """``status.updateRevision`` of a dump ("" when absent)."""
+    volume_claim_templates: tuple[VolumeClaimTemplate, ...] = ()
+    max_unavailable: IntOrString = 1
+    retention: RetentionPolicy = RETAIN_ALL
+    """``spec.persistentVolumeClaimRetentionPolicy`` (Retain/Retain by default)."""
 
 
-def _apps_replicas(raw: Raw, kind: str) -> Workload:
-    base, _ = convert.convert_workload(raw, kind)
-    spec = get_map(raw, "spec", "")
-    t = read_template(get_map(spec, "template", "spec"), "spec.template")
+@dataclass(frozen=True, slots=True)
+class DaemonSetDetails:
+    update_strategy: str = ROLLING_UPDATE
+    template_generation: str | None = None
+    """The ``deprecated.daemonset.template.generation`` annotation, if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobDetails:
+    parallelism: int = 1
+    completions: int | None = 1
+    """None: a work queue (done when a pod succeeds and none is left running)."""
+    backoff_limit: int = 6
+    active_deadline_seconds: int | None = None
+    completion_mode: str = NON_INDEXED
+    suspend: bool = False
+    pod_replacement_policy: str = TERMINATING_OR_FAILED
+    ttl_seconds_after_finished: int | None = None
+    succeeded: int = 0
+    failed: int = 0
+    finished: str = ""
+    """``Complete`` or ``Failed`` when the dumped Job has that condition True."""
+    start_time: Time | None = None
+    completed_indexes: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class CronJobDetails:
+    schedule: CronSchedule
+    schedule_text: str
+    job: JobDetails
+    job_labels: Mapping[str, str]
+    job_annotations: Mapping[str, str]
+    time_zone: str | None = None
+    concurrency_policy: str = ALLOW
+    suspend: bool = False
+    starting_deadline_seconds: int | None = None
+    successful_jobs_history_limit: int = 3
+    failed_jobs_history_limit: int = 1
+    last_schedule_time: Time | None = None
+    active: tuple[str, ...] = ()
+    """Names of the Jobs in ``status.active``."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Workload:
+    """A controller of pods made from a template: an apps/v1 Deployment, ReplicaSet,
+    StatefulSet or DaemonSet, a batch/v1 Job or CronJob.
+
+    ``template_spec`` is shared by every pod made from the template. The template's
+    priority fields are kept as written: each pod made from it is admitted.
+    ``replicas`` is ``spec.replicas`` where the kind has it (0 otherwise);
+    ``details`` holds the kind's own fields (one of the ``*Details`` classes below).
+    """
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    replicas: int
+    selector: LabelSelector | None
+    template_labels: Mapping[str, str]
+    template_annotations: Mapping[str, str]
+    template_spec: PodSpec
+    template_node_name: str = ""
+    template_priority: int | None = None
+    template_priority_class_name: str = ""
+    template_preemption_policy: str | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    owner_references: tuple[OwnerReference, ...] = ()
+    creation_timestamp: Time | None = None
+    """``metadata.creationTimestamp`` as written (nanoseconds since the Unix epoch)."""
+    template_key: str = ""
+    """The pod template as canonical text without the ``pod-template-hash`` label:
+    two workloads' templates are equal (EqualIgnoreHash) when their keys are."""
     details: object = None
-    if kind == "Deployment":
-        details = _deployment_strategy(get_map(spec, "strategy", "spec"), "spec.strategy")
-    full = make_workload(
-        kind, raw, t, replicas=base.replicas, selector=base.selector, details=details
-    )
-    return replace(full, uid=base.uid)
+    """The kind's own fields (a ``*Details`` dataclass, None for a ReplicaSet)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
-def _deployment_strategy(raw: Raw, path: str) -> DeploymentDetails:
-    kind = enum_or(raw, "type", path, (RECREATE, ROLLING_UPDATE), ROLLING_UPDATE)
-    ru = raw.get("rollingUpdate")
-    if kind == RECREATE:
-        if ru is not None:
-            raise fail(
-                child(path, "rollingUpdate"),
-                "Forbidden: may not be specified when strategy `type` is 'Recreate'",
-            )
-        return DeploymentDetails(strategy=RECREATE, max_surge=0, max_unavailable=0)
-    rp = child(path, "rollingUpdate")
-    ru_map = convert.as_map(ru, rp)
-    surge = int_or_percent(ru_map, "maxSurge", rp, "25%")
-    unavailable = int_or_percent(ru_map, "maxUnavailable", rp, "25%")
-    if int_or_percent_value(surge) == 0 and int_or_percent_value(unavailable) == 0:
-        raise fail(
-            child(rp, "maxUnavailable"), invalid(unavailable, "may not be 0 when `maxSurge` is 0")
-        )
-    if isinstance(unavailable, str) and int(unavailable[:-1]) > 100:
-        raise fail(
-            child(rp, "maxUnavailable"), invalid(unavailable, "must not be greater than 100%")
-        )
-    return DeploymentDetails(ROLLING_UPDATE, surge, unavailable)
+def job_labels(
+    name: str, uid: str, labels: Mapping[str, str]
+) -> tuple[dict[str, str], LabelSelector]:
+    """The labels the API server adds to a Job's template and the selector it
+    generates (``generateSelector``, manualSelector unset): job-name and
+    controller-uid, legacy and ``batch.kubernetes.io/`` forms, where absent."""
+    out = dict(labels)
+    for key in (LEGACY_JOB_NAME_LABEL, JOB_NAME_LABEL):
+        out.setdefault(key, name)
+    for key in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
+        out.setdefault(key, uid)
+    return out, LabelSelector({CONTROLLER_UID_LABEL: uid})
 
 
-def _statefulset(raw: Raw) -> Workload:
-    spec = get_map(raw, "spec", "")
-    replicas = nonnegative(spec, "replicas", "spec", 1)
-    ordinals = get_map(spec, "ordinals", "spec")
-    start = get_int(ordinals, "start", "spec.ordinals", 0, int32=True)
-    if start < 0:
-        raise fail("spec.ordinals.start", invalid(start, "must be greater than or equal to 0"))
-    policy = get_str(spec, "podManagementPolicy", "spec") or ORDERED_READY
-    if policy not in (ORDERED_READY, PARALLEL):
-        raise fail(
-            "spec.podManagementPolicy",
-            invalid(policy, f"must be '{ORDERED_READY}' or '{PARALLEL}'"),
-        )
-    strategy = get_map(spec, "updateStrategy", "spec")
-    stype = get_str(strategy, "type", "spec.updateStrategy") or ROLLING_UPDATE
-    if stype not in (ROLLING_UPDATE, ON_DELETE):
-        raise fail(
-            "spec.updateStrategy",
-            invalid(stype, f"must be '{ROLLING_UPDATE}' or '{ON_DELETE}'"),
-        )
-    rolling = get_map(strategy, "rollingUpdate", "spec.updateStrategy")
-    rpath = "spec.updateStrategy.rollingUpdate"
-    partition = nonnegative(rolling, "partition", rpath)
-    max_unavailable = int_or_percent(rolling, "maxUnavailable", rpath, 1)
-    if int_or_percent_value(max_unavailable) == 0:
-        raise fail(
-            child(rpath, "maxUnavailable"), invalid(max_unavailable, "must be greater than 0")
-        )
-    retention = read_retention_policy(spec)
-    selector = read_selector(spec, "statefulset")
-    t = read_template(get_map(spec, "template", "spec"), "spec.template")
-    check_matches(selector, t.labels, "spec.template.metadata.labels")
-    restart_policy(t, "spec.template", ("Always",))
-    claims = read_volume_claim_templates(spec)
-    status = get_map(raw, "status", "")
-    details = StatefulSetDetails(
-        pod_management_policy=policy,
-        update_strategy=stype,
-        partition=partition,
-        start_ordinal=start,
-        current_revision=get_str(status, "currentRevision", "status"),
-        update_revision=get_str(status, "updateRevision", "status"),
-        volume_claim_templates=claims,
-        max_unavailable=max_unavailable,
-        retention=retention,
-    )
-    return make_workload(
-        "StatefulSet", raw, t, replicas=replicas, selector=selector, details=details
-    )
-
-
-def _daemonset(raw: Raw) -> Workload:
-    spec = get_map(raw, "spec", "")
-    selector = read_selector(spec, "daemonset")
-    t = read_template(get_map(spec, "template", "spec"), "spec.template")
-    check_matches(selector, t.labels, "spec.template.metadata.labels")
-    restart_policy(t, "spec.template", ("Always",))
-    strategy = get_map(spec, "updateStrategy", "spec")
-    stype = enum_or(
-        strategy, "type", "spec.updateStrategy", (ROLLING_UPDATE, ON_DELETE), ROLLING_UPDATE
-    )
-    meta = read_meta(raw, namespaced=True)
-    details = DaemonSetDetails(
-        update_strategy=stype,
-        template_generation=meta.annotations.get("deprecated.daemonset.template.generation"),
-    )
-    return make_workload("DaemonSet", raw, t, replicas=0, selector=selector, details=details)
+def workload_times(w: Workload) -> tuple[Time | None, ...]:
+    """The absolute times a workload of the input carries (creation, a Job's start,
+    a CronJob's last schedule): the simulator rebases the run's clock on them."""
+    d = w.details
+    extra: tuple[Time | None, ...] = ()
+    if isinstance(d, JobDetails):
+        extra = (d.start_time,)
+    elif isinstance(d, CronJobDetails):
+        extra = (d.last_schedule_time,)
+    return (w.creation_timestamp, *extra)

@@ -9,6 +9,7 @@ from typing import Final
 
 import numpy as np
 
+from kubesched.api.goformat import go_div, go_div_vec
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 
@@ -26,7 +27,7 @@ def default_normalize_score(
                 s.score = max_priority
         return
     for s in scores:
-        v = _go_div(max_priority * s.score, max_count)
+        v = go_div(max_priority * s.score, max_count)
         s.score = max_priority - v if reverse else v
 
 
@@ -43,19 +44,6 @@ def default_normalize_vector(
         return scores
     scaled = go_div_vec(max_priority * scores, max_count)
     return max_priority - scaled if reverse else scaled
-
-
-def _go_div(a: int, b: int) -> int:
-    """Integer division truncating toward zero, as Go's ``/``."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def go_div_vec(a: IntArray, b: int) -> IntArray:
-    """Elementwise Go-style (truncating) integer division by a positive scalar."""
-    q = np.abs(a) // abs(b)
-    neg = (a < 0) != (b < 0)
-    return np.where(neg, -q, q)
 
 
 class _RowEntry:

@@ -26,6 +26,7 @@ from typing import Final
 
 import numpy as np
 
+from kubesched.api.goformat import go_aggregate
 from kubesched.api.selectors import (
     FIELD_METADATA_NAME,
     IN,
@@ -91,13 +92,6 @@ def _preferred(spec: PodSpec) -> tuple[PreferredSchedulingTerm, ...]:
     return aff.node_affinity.preferred
 
 
-def aggregate_errors(errs: Sequence[str]) -> str:
-    """``utilerrors.Flatten(NewAggregate(errs)).Error()``: one message as is, several
-    deduplicated, joined by ", " inside brackets."""
-    unique = list(dict.fromkeys(errs))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
 def preferred_terms_error(terms: Sequence[PreferredSchedulingTerm]) -> str | None:
     """Upstream ``NewPreferredSchedulingTerms`` errors (terms with weight 0 or no
     requirements are not parsed), or None when all parse."""
@@ -107,7 +101,7 @@ def preferred_terms_error(terms: Sequence[PreferredSchedulingTerm]) -> str | Non
         if t.weight == 0 or (not pref.match_expressions and not pref.match_fields):
             continue
         errs.extend(node_selector_term_errors(pref, f"[{i}]"))
-    return aggregate_errors(errs) if errs else None
+    return go_aggregate(errs) if errs else None
 
 
 def node_selector_error(sel: NodeSelector) -> str | None:
@@ -117,7 +111,7 @@ def node_selector_error(sel: NodeSelector) -> str | None:
         if not t.match_expressions and not t.match_fields:
             continue
         errs.extend(node_selector_term_errors(t, f"nodeSelectorTerms[{i}]"))
-    return aggregate_errors(errs) if errs else None
+    return go_aggregate(errs) if errs else None
 
 
 def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: Node) -> int:

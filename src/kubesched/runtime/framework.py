@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from kubesched.api.errors import InputError
+from kubesched.api.goformat import go_list
 from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.config import (
     BIND,
@@ -82,7 +83,7 @@ from kubesched.framework.types import PodInfo
 from kubesched.runtime.filtering import Filtering
 from kubesched.runtime.scoring import ScoreError, Scoring
 
-__all__ = ["Framework", "PluginFactory", "ScoreError", "Services", "go_list"]
+__all__ = ["Framework", "PluginFactory", "ScoreError", "Services"]
 
 PluginFactory = Callable[[PluginArgs | None, "Framework"], Plugin]
 
@@ -427,8 +428,3 @@ _POINT_PROTOCOLS: dict[str, type] = {
     BIND: BindPlugin,
     POST_BIND: PostBindPlugin,
 }
-
-
-def go_list(items: Sequence[str]) -> str:
-    """Go's ``%v`` of a []string: ``[a b c]``."""
-    return "[" + " ".join(items) + "]"

@@ -27,6 +27,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.goformat import go_list
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
@@ -34,7 +35,7 @@ from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, SpecFacts
-from kubesched.runtime.framework import Framework, go_list
+from kubesched.runtime.framework import Framework
 from kubesched.runtime.scoring import ScorePart
 from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 

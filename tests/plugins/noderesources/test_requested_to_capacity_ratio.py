@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kubesched.api.goformat import go_round, go_round_vec
 from kubesched.api.types import Node, Pod
 from kubesched.framework.config import (
     REQUESTED_TO_CAPACITY_RATIO,
@@ -21,8 +22,6 @@ from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     FunctionShapePoint,
     broken_linear_vector,
     build_broken_linear_function,
-    go_round,
-    go_round_vec,
 )
 from tests.plugins.noderesources.helpers import cap_node, node_with, req_pod, score_both
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from kubesched.api.goformat import go_round
 from kubesched.api.types import (
     LABEL_HOSTNAME,
     LABEL_ZONE,
@@ -27,7 +28,7 @@ from kubesched.framework.config import PodTopologySpreadArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.status import Code, error
 from kubesched.framework.types import PodInfo
-from kubesched.plugins.podtopologyspread.scoring import go_round, topology_normalizing_weight
+from kubesched.plugins.podtopologyspread.scoring import topology_normalizing_weight
 from tests.builders import make_pod, selector
 from tests.plugins.podtopologyspread.harness import (
     BAR,

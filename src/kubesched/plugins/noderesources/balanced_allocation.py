@@ -31,6 +31,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from kubesched.api.goformat import go_div, go_div_vec
 from kubesched.framework.config import NodeResourcesBalancedAllocationArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, ScoreExtensions
@@ -41,8 +42,6 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.resource_allocation import (
     AllocationScores,
     ResourceAllocation,
-    go_div,
-    go_div_arr,
     resources_not_found,
 )
 from kubesched.plugins.noderesources.validation import validate_balanced_allocation_args
@@ -161,7 +160,7 @@ class BalancedScorer:
         with_pod = balance_score_vector(requested, allocatable)
         without_pod = balance_score_vector(allocated, allocatable)
         half = MAX_NODE_SCORE // 2
-        return half + go_div_arr(half + with_pod - without_pod, 2)
+        return half + go_div_vec(half + with_pod - without_pod, 2)
 
 
 # --------------------------------------------------------------------------- the plugin

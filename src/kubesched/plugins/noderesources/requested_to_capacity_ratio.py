@@ -11,17 +11,15 @@ away from zero (Go ``math.Round``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
-import numpy.typing as npt
 
+from kubesched.api.goformat import go_div, go_div_vec, go_round, go_round_vec
 from kubesched.framework.config import UtilizationShapePoint
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.results import MAX_NODE_SCORE
-from kubesched.plugins.noderesources.resource_allocation import go_div, go_div_arr
 
 MAX_UTILIZATION: Final = 100
 MAX_CUSTOM_PRIORITY_SCORE: Final = 10
@@ -65,26 +63,12 @@ def broken_linear_vector(shape: Sequence[FunctionShapePoint], p: IntArray) -> In
             out = np.where(sel, points[0].score, out)
         else:
             prev = points[i - 1]
-            val = prev.score + go_div_arr(
+            val = prev.score + go_div_vec(
                 (pt.score - prev.score) * (p - prev.utilization), pt.utilization - prev.utilization
             )
             out = np.where(sel, val, out)
         done |= sel
     return out
-
-
-def go_round(x: float) -> int:
-    """Go ``math.Round``: nearest integer, halves away from zero."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return t
-
-
-def go_round_vec(x: npt.NDArray[np.float64]) -> IntArray:
-    t = np.trunc(x)
-    t = t + np.where(np.abs(x - t) >= 0.5, np.sign(x), 0.0)
-    return t.astype(np.int64)
 
 
 def scaled_shape(shape: Sequence[UtilizationShapePoint]) -> tuple[FunctionShapePoint, ...]:

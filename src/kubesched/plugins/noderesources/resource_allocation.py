@@ -62,18 +62,6 @@ def resource_kind(name: str) -> int:
     return KIND_NONE
 
 
-def go_div(a: int, b: int) -> int:
-    """Go's integer ``/``: truncation toward zero (``b != 0``)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def go_div_arr(a: IntArray, b: IntArray | int) -> IntArray:
-    """Elementwise Go ``/`` (truncating); ``b`` must be non-zero everywhere."""
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (np.asarray(b) < 0), -q, q)
-
-
 class Scorer(Protocol):
     """One scoring function over the per-resource amounts of a node.
 

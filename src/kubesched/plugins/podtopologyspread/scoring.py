@@ -28,6 +28,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from kubesched.api.goformat import go_round
 from kubesched.api.types import LABEL_HOSTNAME, Pod
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
@@ -49,13 +50,6 @@ _MAX_INT64: Final = 2**63 - 1
 def topology_normalizing_weight(size: int) -> float:
     """``topologyNormalizingWeight``: ``ln(size + 2)``."""
     return math.log(size + 2)
-
-
-def go_round(x: float) -> int:
-    """Go's ``math.Round`` for x >= 0: the nearest integer, halves up.
-    (``x - floor(x)`` is exact for doubles, so the comparison is too.)"""
-    f = math.floor(x)
-    return int(f) + (1 if x - f >= 0.5 else 0)
 
 
 class PreScoreState:

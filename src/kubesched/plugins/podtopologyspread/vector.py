@@ -17,6 +17,7 @@ from typing import Final
 
 import numpy as np
 
+from kubesched.api.goformat import go_round_vec
 from kubesched.api.taints import do_not_schedule_taint, find_matching_untolerated_taint
 from kubesched.api.types import LABEL_HOSTNAME, Pod, PodSpec
 from kubesched.framework.interfaces import NodeSet, Verdicts
@@ -208,13 +209,6 @@ def build_pre_score_state(
     s.codes = tuple(slot_codes)
     s.ignored_rows = ignored_rows
     return s
-
-
-def go_round_vec(x: np.ndarray) -> IntArray:
-    """Go's ``math.Round`` elementwise for x >= 0 (see ``scoring.go_round``)."""
-    f = np.floor(x)
-    out: IntArray = (f + (x - f >= 0.5)).astype(np.int64)
-    return out
 
 
 def score_vector(

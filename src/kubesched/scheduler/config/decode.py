@@ -1,23 +1,25 @@
-"""Strict, typed reading of a decoded YAML/JSON document.
+"""Strict, typed reading of a decoded YAML/JSON document: the reader kit
+(``kubesched.api.reader``) under kube-scheduler's strict decoding policy.
 
 Mirrors what kube-scheduler's strict decoder rejects before any defaulting:
 unknown fields (``strict decoding error: unknown field "x"``), values of the
-wrong JSON type, and integers that do not fit the Go field (int32/int64).
-Every helper raises ``ConfigError`` naming the offending path; ``None``
-means "field absent or null" (a nil pointer upstream).
+wrong JSON type (``cannot unmarshal string into Go value of type int32``), and
+integers that do not fit the Go field (int32/int64). Every helper raises
+``ConfigError`` naming the offending path; ``None`` means "field absent or
+null" (a nil pointer upstream). Integers are int32 unless ``INT64`` is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Final
 
-from kubesched.scheduler.config.field_errors import ConfigError, child, fail, go_quote
+from kubesched.api.goformat import go_quote
+from kubesched.api.reader import Reader, ReadPolicy
+from kubesched.scheduler.config.field_errors import child, fail
 
-INT32: Final = (-(2**31), 2**31 - 1)
-INT64: Final = (-(2**63), 2**63 - 1)
-
-_GO_TYPES: Final = {INT32: "int32", INT64: "int64"}
+INT32: Final = 32
+INT64: Final = 64
 
 
 def _json_type(value: object) -> str:
@@ -34,86 +36,53 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-def _type_error(path: str, value: object, go_type: str) -> ConfigError:
-    return fail(path, f"cannot unmarshal {_json_type(value)} into Go value of type {go_type}")
+def _wrong_type(value: object, go_type: str) -> str:
+    return f"cannot unmarshal {_json_type(value)} into Go value of type {go_type}"
 
 
-def check_fields(obj: Mapping[str, object], path: str, allowed: Collection[str]) -> None:
-    """Reject keys the Go struct does not have, as the strict decoder does."""
-    for key in obj:
-        if key not in allowed:
-            raise fail(
-                child(path, str(key)), f"strict decoding error: unknown field {go_quote(str(key))}"
-            )
+def _bad_number(value: int | float, go_type: str) -> str:
+    return f"cannot unmarshal number {value} into Go value of type {go_type}"
+
+
+def _unknown_field(key: str) -> str:
+    return f"strict decoding error: unknown field {go_quote(key)}"
+
+
+STRICT: Final = ReadPolicy(
+    fail=fail,
+    wrong_type=_wrong_type,
+    bad_number=_bad_number,
+    integral_floats=False,
+    unknown_field=_unknown_field,
+)
+"""kube-scheduler's strict decoding of its configuration."""
+
+_READ: Final = Reader(STRICT)
+
+check_fields = _READ.check_fields
+get_mapping = _READ.opt_map
+get_list = _READ.opt_list
+as_str = _READ.as_str
+get_str = _READ.opt_str
+get_bool = _READ.opt_bool
+get_str_list = _READ.opt_str_list
 
 
 def as_mapping(value: object, path: str) -> Mapping[str, object]:
-    if not isinstance(value, Mapping):
-        raise _type_error(path, value, "struct")
-    return value
+    """A mapping; null is the wrong type here (a list item, the document)."""
+    return _READ.as_map(value, path, null_ok=False)
 
 
-def get_mapping(obj: Mapping[str, object], key: str, path: str) -> Mapping[str, object] | None:
-    value = obj.get(key)
-    return None if value is None else as_mapping(value, child(path, key))
+def as_int(value: object, path: str, bits: int = INT32) -> int:
+    return _READ.as_int(value, path, bits)
 
 
-def get_list(obj: Mapping[str, object], key: str, path: str) -> Sequence[object] | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, list | tuple):
-        raise _type_error(child(path, key), value, "slice")
-    return value
-
-
-def as_int(value: object, path: str, bounds: tuple[int, int] = INT32) -> int:
-    go_type = _GO_TYPES[bounds]
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float):
-            raise fail(path, f"cannot unmarshal number {value} into Go value of type {go_type}")
-        raise _type_error(path, value, go_type)
-    if not bounds[0] <= value <= bounds[1]:
-        raise fail(path, f"cannot unmarshal number {value} into Go value of type {go_type}")
-    return value
-
-
-def get_int(
-    obj: Mapping[str, object], key: str, path: str, bounds: tuple[int, int] = INT32
-) -> int | None:
-    value = obj.get(key)
-    return None if value is None else as_int(value, child(path, key), bounds)
-
-
-def as_str(value: object, path: str) -> str:
-    if not isinstance(value, str):
-        raise _type_error(path, value, "string")
-    return value
-
-
-def get_str(obj: Mapping[str, object], key: str, path: str) -> str | None:
-    value = obj.get(key)
-    return None if value is None else as_str(value, child(path, key))
-
-
-def get_bool(obj: Mapping[str, object], key: str, path: str) -> bool | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise _type_error(child(path, key), value, "bool")
-    return value
-
-
-def get_str_list(obj: Mapping[str, object], key: str, path: str) -> tuple[str, ...] | None:
-    items = get_list(obj, key, path)
-    if items is None:
-        return None
-    p = child(path, key)
-    return tuple(as_str(v, f"{p}[{i}]") for i, v in enumerate(items))
+def get_int(obj: Mapping[str, object], key: str, path: str, bits: int = INT32) -> int | None:
+    return _READ.opt_int(obj, key, path, bits=bits)
 
 
 def get_str_map(obj: Mapping[str, object], key: str, path: str) -> dict[str, str] | None:
+    """A ``map[string]string``; keys taken as text, values must be strings (null too)."""
     m = get_mapping(obj, key, path)
     if m is None:
         return None

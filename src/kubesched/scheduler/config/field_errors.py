@@ -7,19 +7,19 @@ Upstream reports a bad configuration as ``<path>: <body>`` where the body is
 turns one into ``InputError(field=<path>, message=<body>)``.
 
 Bad values are printed the way Go's ``ErrorBody`` prints them: integers
-plainly, strings (named string types too) quoted, string slices as
-``[]string{"a"}`` / ``[]string(nil)``. Callers pass a ``GoValue`` when the
-Go rendering of a composite value matters.
+plainly, strings (named string types too) quoted by ``strconv.Quote``, string
+slices as ``[]string{"a"}`` / ``[]string(nil)`` (``kubesched.api.goformat``).
+Callers pass a ``GoValue`` when the Go rendering of a composite value matters.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from kubesched.api.errors import InputError
+from kubesched.api.goformat import go_quote, go_string_slice
 from kubesched.api.selectors import qualified_name_errors
 
 OBJ: Final = "KubeSchedulerConfiguration"
@@ -33,18 +33,6 @@ class GoValue:
 
 
 BadValue = int | str | bool | None | GoValue | Sequence[str]
-
-
-def go_quote(s: str) -> str:
-    """Go's ``%q`` for the strings configuration holds (printable text)."""
-    return json.dumps(s, ensure_ascii=False)
-
-
-def go_string_slice(values: Sequence[str] | None) -> str:
-    """Go's ``%#v`` of a ``[]string``: ``[]string(nil)`` when absent."""
-    if values is None:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 def _render(value: BadValue) -> str:

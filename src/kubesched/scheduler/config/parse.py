@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from kubesched.api.goformat import go_quote
 from kubesched.framework.config import QUEUE_SORT, PluginArgs, Profile, SchedulerConfig
 from kubesched.scheduler.config.args import default_args, read_plugin_args
 from kubesched.scheduler.config.decode import (
@@ -32,7 +33,7 @@ from kubesched.scheduler.config.defaults import (
     KIND,
     NODE_RESOURCES_FIT,
 )
-from kubesched.scheduler.config.field_errors import ConfigError, child, fail, go_quote, index
+from kubesched.scheduler.config.field_errors import ConfigError, child, fail, index
 from kubesched.scheduler.config.plugins import (
     default_plugins,
     enabled_names,

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from kubesched.api.goformat import go_quote
 from kubesched.framework.config import BIND, EXTENSION_POINTS, QUEUE_SORT, SCORE, PluginRef
 from kubesched.scheduler.config.decode import (
     as_mapping,
@@ -43,7 +44,7 @@ from kubesched.scheduler.config.defaults import (
     MULTI_POINT,
     PLUGIN_POINTS,
 )
-from kubesched.scheduler.config.field_errors import child, fail, go_quote, index
+from kubesched.scheduler.config.field_errors import child, fail, index
 
 ALL_SETS = (MULTI_POINT, *EXTENSION_POINTS)
 

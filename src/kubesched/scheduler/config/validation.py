@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from kubesched.api.goformat import go_quote
 from kubesched.framework.config import EXTENSION_POINTS, QUEUE_SORT
 from kubesched.scheduler.config.args import ParsedArgs
 from kubesched.scheduler.config.defaults import API_VERSION, REMOVED_PLUGINS
@@ -21,7 +22,6 @@ from kubesched.scheduler.config.field_errors import (
     GoValue,
     child,
     duplicate,
-    go_quote,
     index,
     invalid,
     required,

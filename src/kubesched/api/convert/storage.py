@@ -1,8 +1,8 @@
-"""Conversion of the storage kinds and of a pod's ``spec.volumes`` into ``api.storage``.
+"""The storage kinds and a pod's ``spec.volumes``, converted into ``api.storage``.
 
 Called by :func:`kubesched.api.load.load_objects` (PersistentVolumeClaim,
-PersistentVolume, StorageClass, CSINode) and by ``convert.pod_spec`` (volumes),
-with the helpers and conventions of :mod:`kubesched.api.convert`: every problem
+PersistentVolume, StorageClass, CSINode) and by ``convert.pod.pod_spec`` (volumes),
+with the conventions of :mod:`kubesched.api.convert`: every problem
 raises :class:`InputError` with ``field`` set to the JSON path; the API
 server's defaulting that changes what the scheduler sees is applied
 (``volumeMode: Filesystem``, ``volumeBindingMode: Immediate``, reclaim policies,
@@ -14,35 +14,29 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from kubesched.api.convert import (
-    Raw,
-    _owner_reference,  # the Pod's reader
-    as_map,
+from kubesched.api.convert.meta import (
     check_dns_label,
     check_dns_subdomain,
-    child,
-    fail,
-    forbidden,
+    owner_reference,
+    read_meta,
+)
+from kubesched.api.convert.selectors import label_selector, node_selector
+from kubesched.api.convert.values import opt_time, resource_list
+from kubesched.api.messages import child, fail, forbidden, invalid, quote, required, unsupported
+from kubesched.api.reader import (
+    Raw,
+    as_map,
     get_bool,
     get_list,
     get_map,
     get_str,
     get_str_list,
     get_str_map,
-    invalid,
-    label_selector,
     map_list,
-    node_selector_term,
     opt_enum,
     opt_int,
     opt_str,
-    opt_time,
-    quote,
-    read_meta,
     req_str,
-    required,
-    resource_list,
-    unsupported,
 )
 from kubesched.api.storage import (
     ACCESS_MODES,
@@ -77,7 +71,6 @@ from kubesched.api.storage import (
     TopologySelectorRequirement,
     TopologySelectorTerm,
 )
-from kubesched.api.types import NodeSelector
 
 POD_VOLUME_SOURCES: Final = (
     "emptyDir",
@@ -180,8 +173,10 @@ def _class_name(raw: Raw, path: str) -> str | None:
     return name
 
 
-def _claim_spec(raw: Raw, path: str) -> ClaimTemplate:
-    """A PersistentVolumeClaimSpec (of a claim or a claim template)."""
+def claim_spec(raw: Raw, path: str) -> ClaimTemplate:
+    """A PersistentVolumeClaimSpec at ``path`` (of a claim, a pod's ephemeral volume
+    template or a StatefulSet's claim template); InputError where the API server
+    would refuse the claim."""
     resources = get_map(raw, "resources", path)
     rpath = child(path, "resources")
     request = _storage_amount(resources, "requests", rpath)
@@ -198,12 +193,6 @@ def _claim_spec(raw: Raw, path: str) -> ClaimTemplate:
     )
 
 
-def read_claim_spec(raw: Raw, path: str) -> ClaimTemplate:
-    """A PersistentVolumeClaimSpec at ``path`` (a StatefulSet's claim templates read
-    theirs with it); InputError where the API server would refuse the claim."""
-    return _claim_spec(raw, path)
-
-
 # --------------------------------------------------------------------------- kinds
 
 
@@ -212,7 +201,7 @@ def convert_pvc(raw: Raw) -> tuple[PersistentVolumeClaim, dict[str, str]]:
     meta = read_meta(raw, namespaced=True)
     check_dns_subdomain(meta.name, "metadata.name")
     metadata = get_map(raw, "metadata", "")
-    spec = _claim_spec(get_map(raw, "spec", ""), "spec")
+    spec = claim_spec(get_map(raw, "spec", ""), "spec")
     status = get_map(raw, "status", "")
     phase = opt_enum(status, "phase", "status", CLAIM_PHASES) or CLAIM_PENDING
     pvc = PersistentVolumeClaim(
@@ -221,7 +210,7 @@ def convert_pvc(raw: Raw) -> tuple[PersistentVolumeClaim, dict[str, str]]:
         uid=meta.uid,
         labels=meta.labels,
         annotations=meta.annotations,
-        owner_references=map_list(metadata, "ownerReferences", "metadata", _owner_reference),
+        owner_references=map_list(metadata, "ownerReferences", "metadata", owner_reference),
         access_modes=spec.access_modes,
         request=spec.request,
         storage_class_name=spec.storage_class_name,
@@ -274,13 +263,7 @@ def convert_pv(raw: Raw) -> tuple[PersistentVolume, dict[str, str]]:
     req = affinity.get("required")
     if req is not None:
         rp = "spec.nodeAffinity.required"
-        terms = map_list(as_map(req, rp), "nodeSelectorTerms", rp, node_selector_term)
-        if not terms:
-            raise fail(
-                child(rp, "nodeSelectorTerms"),
-                required("must have at least one node selector term"),
-            )
-        node_affinity = NodeSelector(terms)
+        node_affinity = node_selector(as_map(req, rp), rp)
     claim_ref = None
     ref = spec.get("claimRef")
     if ref is not None:
@@ -350,9 +333,7 @@ def convert_storage_class(raw: Raw) -> tuple[StorageClass, dict[str, str]]:
 
 
 def _csi_node_driver(raw: Raw, path: str) -> CSINodeDriver:
-    count = opt_int(
-        get_map(raw, "allocatable", path), "count", child(path, "allocatable"), int32=True
-    )
+    count = opt_int(get_map(raw, "allocatable", path), "count", child(path, "allocatable"), bits=32)
     if count is not None and count < 0:
         raise fail(
             child(child(path, "allocatable"), "count"),
@@ -406,7 +387,7 @@ def _pod_volume(raw: Raw, path: str) -> PodVolume:
         spec = traw.get("spec")
         if spec is None:
             raise fail(child(tp, "spec"), required())
-        claim = _claim_spec(as_map(spec, child(tp, "spec")), child(tp, "spec"))
+        claim = claim_spec(as_map(spec, child(tp, "spec")), child(tp, "spec"))
         claim = ClaimTemplate(
             labels=get_str_map(tmeta, "labels", child(tp, "metadata")),
             annotations=get_str_map(tmeta, "annotations", child(tp, "metadata")),
@@ -438,7 +419,7 @@ def _pod_volume(raw: Raw, path: str) -> PodVolume:
 
 def pod_volumes(raw: Raw, path: str) -> tuple[PodVolume, ...]:
     """``spec.volumes`` of a pod spec: names unique DNS labels, one source each."""
-    items: list[Any] = get_list(raw, "volumes", path)
+    items = get_list(raw, "volumes", path)
     p = child(path, "volumes")
     out: list[PodVolume] = []
     seen: set[str] = set()

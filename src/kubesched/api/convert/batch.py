@@ -1,50 +1,16 @@
 """The batch/v1 kinds: Job and CronJob, converted and validated (see
-``kubesched.api.workloads``): SetDefaults_Job, the selector and labels the
+``kubesched.api.convert.workloads``): SetDefaults_Job, the selector and labels the
 registry generates for a Job, ValidateJobSpec / ValidateCronJobSpec in
 upstream's wording, and the status a dump carries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 
-from kubesched.api import convert
-from kubesched.api.convert import (
-    Raw,
-    Workload,
-    child,
-    fail,
-    get_bool,
-    get_list,
-    get_map,
-    get_str,
-    get_str_map,
-    invalid,
-    label_selector,
-    opt_str,
-    opt_time,
-    read_meta,
-    required,
-)
-from kubesched.api.cron import CronError, load_location, parse_standard
-from kubesched.api.types import LabelSelector
-from kubesched.api.workload_fields import (
-    ALLOW,
-    CONTROLLER_UID_LABEL,
-    FAILED_ONLY,
-    FORBID,
-    INDEXED,
-    JOB_COMPLETE,
-    JOB_FAILED,
-    JOB_NAME_LABEL,
-    LEGACY_CONTROLLER_UID_LABEL,
-    LEGACY_JOB_NAME_LABEL,
-    NON_INDEXED,
-    REPLACE,
-    TERMINATING_OR_FAILED,
-    CronJobDetails,
-    JobDetails,
+from kubesched.api.convert.meta import read_meta
+from kubesched.api.convert.selectors import label_selector
+from kubesched.api.convert.templates import (
     check_matches,
     enum_or,
     make_workload,
@@ -52,6 +18,34 @@ from kubesched.api.workload_fields import (
     opt_nonnegative,
     read_template,
     restart_policy,
+)
+from kubesched.api.convert.values import opt_time
+from kubesched.api.cron import CronError, load_location, parse_standard
+from kubesched.api.messages import child, fail, invalid, required
+from kubesched.api.reader import (
+    Raw,
+    as_map,
+    get_bool,
+    get_list,
+    get_map,
+    get_str,
+    get_str_map,
+    opt_str,
+)
+from kubesched.api.workloads import (
+    ALLOW,
+    FAILED_ONLY,
+    FORBID,
+    INDEXED,
+    JOB_COMPLETE,
+    JOB_FAILED,
+    NON_INDEXED,
+    REPLACE,
+    TERMINATING_OR_FAILED,
+    CronJobDetails,
+    JobDetails,
+    Workload,
+    job_labels,
 )
 
 
@@ -77,7 +71,7 @@ def _job_spec(spec: Raw, path: str) -> JobDetails:
         parallelism=1 if parallelism is None else parallelism,
         completions=completions,
         backoff_limit=nonnegative(spec, "backoffLimit", path, 6),
-        active_deadline_seconds=opt_nonnegative(spec, "activeDeadlineSeconds", path, int32=False),
+        active_deadline_seconds=opt_nonnegative(spec, "activeDeadlineSeconds", path, bits=64),
         completion_mode=mode,
         suspend=get_bool(spec, "suspend", path),
         pod_replacement_policy=replacement,
@@ -88,7 +82,7 @@ def _job_spec(spec: Raw, path: str) -> JobDetails:
 def _job_status(details: JobDetails, status: Raw) -> JobDetails:
     finished = ""
     for i, cond in enumerate(get_list(status, "conditions", "status")):
-        c = convert.as_map(cond, f"status.conditions[{i}]")
+        c = as_map(cond, f"status.conditions[{i}]")
         ctype = get_str(c, "type", f"status.conditions[{i}]")
         if ctype in (JOB_COMPLETE, JOB_FAILED) and get_str(c, "status", "") == "True":
             finished = ctype
@@ -113,20 +107,6 @@ def _indexes(text: str) -> frozenset[int]:
         if lo.isdigit() and (not hi or hi.isdigit()):
             out.update(range(int(lo), int(hi or lo) + 1))
     return frozenset(out)
-
-
-def job_labels(
-    name: str, uid: str, labels: Mapping[str, str]
-) -> tuple[dict[str, str], LabelSelector]:
-    """The labels the API server adds to a Job's template and the selector it
-    generates (``generateSelector``, manualSelector unset): job-name and
-    controller-uid, legacy and ``batch.kubernetes.io/`` forms, where absent."""
-    out = dict(labels)
-    for key in (LEGACY_JOB_NAME_LABEL, JOB_NAME_LABEL):
-        out.setdefault(key, name)
-    for key in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
-        out.setdefault(key, uid)
-    return out, LabelSelector({CONTROLLER_UID_LABEL: uid})
 
 
 def convert_job(raw: Raw) -> Workload:
@@ -188,7 +168,7 @@ def convert_cronjob(raw: Raw) -> Workload:
     restart_policy(t, "spec.jobTemplate.spec.template", ("OnFailure", "Never"))
     status = get_map(raw, "status", "")
     active = tuple(
-        get_str(convert.as_map(a, f"status.active[{i}]"), "name", f"status.active[{i}]")
+        get_str(as_map(a, f"status.active[{i}]"), "name", f"status.active[{i}]")
         for i, a in enumerate(get_list(status, "active", "status"))
     )
     details = CronJobDetails(
@@ -202,9 +182,7 @@ def convert_cronjob(raw: Raw) -> Workload:
             spec, "concurrencyPolicy", "spec", (ALLOW, FORBID, REPLACE), ALLOW
         ),
         suspend=get_bool(spec, "suspend", "spec"),
-        starting_deadline_seconds=opt_nonnegative(
-            spec, "startingDeadlineSeconds", "spec", int32=False
-        ),
+        starting_deadline_seconds=opt_nonnegative(spec, "startingDeadlineSeconds", "spec", bits=64),
         successful_jobs_history_limit=nonnegative(spec, "successfulJobsHistoryLimit", "spec", 3),
         failed_jobs_history_limit=nonnegative(spec, "failedJobsHistoryLimit", "spec", 1),
         last_schedule_time=opt_time(status, "lastScheduleTime", "status"),

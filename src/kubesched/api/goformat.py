@@ -1,0 +1,131 @@
+"""Go's formatting and integer arithmetic, where kubesched must print or compute
+exactly what kube-scheduler does: the one home of these helpers.
+
+- ``go_quote``: ``strconv.Quote`` (``%q`` of a string); ``time_quote``: the time
+  package's own, different ``quote`` (``time.ParseDuration``'s errors).
+- ``go_string_slice``: ``%#v`` of a ``[]string``; ``go_list``: ``%v`` of one.
+- ``go_aggregate``: ``utilerrors.NewAggregate(errs).Error()``.
+- ``go_div`` / ``go_div_vec``: Go's integer ``/`` (truncation toward zero).
+- ``go_round`` / ``go_round_vec``: ``math.Round`` (halves away from zero).
+
+The ``_vec`` forms are elementwise over int64 / float64 numpy arrays and agree
+with the scalar forms wherever the values fit int64.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def go_quote(s: str) -> str:
+    """``strconv.Quote`` (as ``%q`` prints a string): printable Unicode kept, the
+    rest escaped. Close to Go for all valid text (printability per Python)."""
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch == " " or ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def time_quote(s: str) -> str:
+    """The time package's own ``quote``: bytes >= 0x80 and < 0x20 as ``\\xNN``,
+    ``"`` and ``\\`` backslash-escaped, everything else as is."""
+    out = ['"']
+    for ch in s:
+        if ch < " " or ord(ch) >= 0x80:
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+        else:
+            if ch in ('"', "\\"):
+                out.append("\\")
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def go_string_slice(values: Sequence[str] | None) -> str:
+    """``%#v`` of a ``[]string``: ``[]string(nil)`` for a nil slice (None),
+    ``[]string{"a", "b"}`` otherwise (``[]string{}`` when empty)."""
+    if values is None:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
+
+
+def go_list(items: Sequence[str]) -> str:
+    """``%v`` of a ``[]string``: ``[a b c]``."""
+    return "[" + " ".join(items) + "]"
+
+
+def go_aggregate(messages: Sequence[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: duplicates dropped, one message as
+    is, several as ``[a, b]`` in first-seen order."""
+    unique = list(dict.fromkeys(messages))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's integer ``/``: truncation toward zero (``b != 0``)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def go_div_vec(a: IntArray, b: IntArray | int) -> IntArray:
+    """Elementwise Go ``/`` (truncating); ``b`` (array or scalar) non-zero everywhere."""
+    if isinstance(b, int):  # a scalar: no array ops on it (normalising scores per cycle)
+        q = np.abs(a) // abs(b)
+        out: IntArray = np.where(a < 0, -q, q) if b > 0 else np.where(a < 0, q, -q)
+        return out
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def go_round(x: float) -> int:
+    """Go's ``math.Round``: the nearest integer, halves away from zero. (``x - trunc(x)``
+    is exact for doubles, so the comparison is too.)"""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return t
+
+
+def go_round_vec(x: npt.NDArray[np.float64]) -> IntArray:
+    """``go_round`` elementwise (``x - floor(x)`` and ``x - trunc(x)`` are exact too)."""
+    if x.size and x.min() >= 0:  # scores: non-negative, and one pass fewer
+        f = np.floor(x)
+        out: IntArray = (f + (x - f >= 0.5)).astype(np.int64)
+        return out
+    t = np.trunc(x)
+    d = x - t
+    t += d >= 0.5
+    t -= d <= -0.5
+    return t.astype(np.int64)
