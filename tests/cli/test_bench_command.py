@@ -4,11 +4,13 @@ template option and its errors (one line, exit 2, as every bad flag)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from kubesched.cli.main import main
+from kubesched.sim import bench as bench_module
 
 SMALL = ["--nodes", "5", "--init-pods", "20", "--pods", "5", "-o", "json"]
 
@@ -59,3 +61,23 @@ def test_bad_preemptor_template_exits_2_with_one_line(args: list[str], error: st
     result = bench(*args, *SMALL)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [error]
+
+
+@pytest.mark.parametrize("flag", [None, "--exact", "--per-node"])
+def test_exact_and_per_node_flags_run_the_per_node_path(
+    flag: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--per-node`` is an alias of ``--exact``: both reach ``bench.run`` as
+    ``per_node=True``; the decisions (the JSON counts) stay the same."""
+    seen: list[bool] = []
+    real = bench_module.run
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw["per_node"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(bench_module, "run", spy)
+    result = bench("PreemptionBasic", *SMALL, *([flag] if flag else []))
+    assert result.exit_code == 0, result.stderr
+    assert seen == [flag is not None]
+    assert json.loads(result.stdout)["scheduled"] == 5

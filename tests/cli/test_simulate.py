@@ -658,6 +658,27 @@ def test_exact_path_gives_the_same_document_on_examples(example: Path) -> None:
     assert ok(*args, "--exact") == ok(*args)
 
 
+@pytest.mark.parametrize("flag", [None, "--exact", "--per-node"])
+def test_exact_and_per_node_flags_run_the_per_node_path(
+    flag: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--per-node`` is an alias of ``--exact``: both reach ``run_scenario`` as
+    ``per_node=True`` (and the document stays the same)."""
+    from kubesched.sim import scenario
+
+    seen: list[bool] = []
+    real = scenario.run_scenario
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        seen.append(kw["per_node"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(scenario, "run_scenario", spy)
+    args = ["-f", str(ALL_EXAMPLES[0]), "-o", "json"]
+    assert ok(*args, *([flag] if flag else [])) == ok(*args)
+    assert seen == [flag is not None, False]
+
+
 ZONES = ["z1", "z2", "z3"]
 DISKS = ["ssd", "hdd"]
 CLASSES = {"low": 10, "mid": 100, "high": 1000}

@@ -163,7 +163,7 @@ def _recording(feature_gates: Mapping[str, bool]) -> Iterator[list[Simulation]]:
 def decisions(case: BenchCase, *, exact: bool) -> list[str]:
     """Every decision of one run, as preemption_perf's record lines."""
     with _recording(case.feature_gates) as kept:
-        bench.run(case.workload, seed=0, exact=exact)
+        bench.run(case.workload, seed=0, per_node=exact)
     return record_lines(kept[-1])
 
 

@@ -397,7 +397,7 @@ class PreemptionHarness:
         if args is not None:
             plugin_args[PREEMPTION] = args
         self.fwk = Framework(Profile(SCHEDULER_NAME, points, plugin_args), registry, services)
-        self.fwk.force_exact = exact
+        self.fwk.per_node = exact
         plugin = self.fwk.post_filter_plugins[0]
         assert isinstance(plugin, DefaultPreemption)
         self.plugin = plugin

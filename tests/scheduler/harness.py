@@ -39,11 +39,11 @@ from kubesched.framework.results import FitError, PreFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginFactory, Services
-from kubesched.scheduler.algorithm import Algorithm
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
+from kubesched.scheduler.schedule_one import ScheduleOne
 from tests.fakes import FakeClock, FakeNominator, FakeReader, RecordingWriter
 
 # --------------------------------------------------------------------------- ports
@@ -332,7 +332,7 @@ class ExplodingScore:
 # --------------------------------------------------------------------------- outcomes
 
 
-def schedule_outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+def schedule_outcome(alg: ScheduleOne, fwk: Framework, pod: Pod) -> tuple[object, ...]:
     """Everything a scheduling cycle's algorithm decides for ``pod``, comparable:
     the chosen node, counts and scores, or the FitError text, per-node statuses
     in order and rejecting plugins."""
@@ -345,8 +345,8 @@ def schedule_outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, 
 
 
 def same_outcome(
-    vector: tuple[Algorithm, Framework],
-    exact: tuple[Algorithm, Framework],
+    vector: tuple[ScheduleOne, Framework],
+    exact: tuple[ScheduleOne, Framework],
     pod: Pod,
     cache: Cache | None = None,
 ) -> tuple[object, ...]:
@@ -362,15 +362,15 @@ def same_outcome(
     return got
 
 
-def vector_and_exact(
+def vectorised_and_per_node(
     table: NodeTable, nominator: Nominator, percentage: int
-) -> tuple[tuple[Algorithm, Framework], tuple[Algorithm, Framework]]:
+) -> tuple[tuple[ScheduleOne, Framework], tuple[ScheduleOne, Framework]]:
     """The in-tree profile twice over ``table`` and ``nominator`` (same seed): the
-    vector paths, and the per-node paths (``force_exact``), each with its own
-    Algorithm (for ``same_outcome``)."""
+    vectorised paths, and the per-node paths (``per_node``), each with its own
+    ScheduleOne (for ``same_outcome``)."""
     prof = in_tree_profile(percentage=percentage)
     registry = in_tree_registry()
     vec = build_framework(prof, registry, table=table, nominator=nominator, seed=7)
     exact = build_framework(prof, registry, table=table, nominator=nominator, seed=7)
-    exact.force_exact = True
-    return (Algorithm(), vec), (Algorithm(), exact)
+    exact.per_node = True
+    return (ScheduleOne(), vec), (ScheduleOne(), exact)

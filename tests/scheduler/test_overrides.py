@@ -1,5 +1,5 @@
 """The nominated-node overrides' per-row answers (scheduler/overrides.py
-``OverrideRows``, used by algorithm.py ``_nominated_overrides``) decide exactly
+``OverrideRows``, used by schedule_one.py ``_nominated_overrides``) decide exactly
 as the per-node path.
 
 Pods of one spec asking about nominated nodes whose summed requests did not
@@ -26,7 +26,7 @@ from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node, make_pod
 from tests.fakes import FakeNominator
-from tests.scheduler.harness import same_outcome, vector_and_exact
+from tests.scheduler.harness import same_outcome, vectorised_and_per_node
 
 
 class TrackedNominator(FakeNominator):
@@ -91,7 +91,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         nodes.append(node)
         cache.add_node(node)
     nominator = _NOMINATORS[kind]()
-    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 5)
+    (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
     method = {"compare": "answer", "tracked": "answer_tracked", "dense": "answer_dense"}[kind]
     answer, what_if = getattr(OverrideRows, method), vec.run_filter_what_if
@@ -157,7 +157,7 @@ def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(kind: str) 
     nominator.nominate(small, "n0")
     nominator.nominate(big, "n0")
     nominator.nominate(make_pod("c").uid("c").priority(10).req(cpu="1600m").obj(), "n1")
-    vector, exact = vector_and_exact(cache.table, nominator, 5)
+    vector, exact = vectorised_and_per_node(cache.table, nominator, 5)
     template = make_pod("t").req(cpu="500m").obj()
     first = same_outcome(vector, exact, Pod("p0", uid="p0", spec=template.spec))
     assert first[0] == "fit"
@@ -183,7 +183,7 @@ def test_rows_that_change_while_holding_nominations_are_asked_again(kind: str, s
         used = rng.choice(("0", "500m", "1", "2"))
         cache.add_pod(make_pod(f"base{i}").req(cpu=used).node(f"n{i:02d}").obj())
     nominator = _NOMINATORS[kind]()
-    vector, exact = vector_and_exact(cache.table, nominator, 5)
+    vector, exact = vectorised_and_per_node(cache.table, nominator, 5)
     template = make_pod("t").req(cpu="1500m", memory="1Gi").obj()
     live: list[tuple[Pod, str]] = []
     outcomes = set()

@@ -246,7 +246,7 @@ def run_world(
     reg = registry(async_preemption)
     sim = Simulation(default_config(supported=reg.keys()), reg, seed=seed)
     for fwk in sim.scheduler.profiles.values():
-        fwk.force_exact = exact
+        fwk.per_node = exact
     observed = Observed()
     services = next(iter(sim.scheduler.profiles.values())).services
     services.recorder = CheckingRecorder(sim, observed)

@@ -33,7 +33,13 @@ def _progress_enabled(output: str) -> bool:
     ),
 )
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--exact", is_flag=True, help="Per-node (exact) plugin paths only.")
+@click.option(
+    "--exact",
+    "--per-node",
+    "per_node",
+    is_flag=True,
+    help="Run every plugin's per-node code only (no vectorised path).",
+)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 def bench_cmd(
     workload_name: str,
@@ -42,7 +48,7 @@ def bench_cmd(
     pods: int | None,
     preemptor_template: str | None,
     seed: int,
-    exact: bool,
+    per_node: bool,
     output: str,
 ) -> None:
     """Run an upstream scheduler_perf workload (SchedulingBasic, PreemptionBasic,
@@ -68,7 +74,7 @@ def bench_cmd(
             bar.update(task, completed=done)
 
     try:
-        result = bench.run(wl, seed=seed, exact=exact, progress=progress)
+        result = bench.run(wl, seed=seed, per_node=per_node, progress=progress)
     finally:
         if bar is not None:
             bar.stop()

@@ -106,8 +106,10 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
 )
 @click.option(
     "--exact",
+    "--per-node",
+    "per_node",
     is_flag=True,
-    help="Use the per-node (exact) plugin paths only; same decisions, slower.",
+    help="Run every plugin's per-node code only (no vectorised path); same decisions, slower.",
 )
 @click.option(
     "--max-input-bytes",
@@ -139,7 +141,7 @@ def simulate(
     output: str,
     watch: bool,
     feature_gates: str,
-    exact: bool,
+    per_node: bool,
     max_input_bytes: int,
     max_objects: int,
     trace_spec: str | None,
@@ -200,7 +202,7 @@ def simulate(
             seed=seed,
             until=until,
             watch=watch,
-            exact=exact,
+            per_node=per_node,
             feature_gates=gates,
             horizon=horizon,
             progress=progress.update,

@@ -1,16 +1,21 @@
-"""One Protocol per extension point, the Handle plugins receive, and the vector forms.
+"""One Protocol per extension point, the Handle plugins receive, and the vectorised forms.
 
 Every plugin has a ``name`` (upstream's plugin name, e.g. ``"NodeResourcesFit"``)
 and implements any subset of the extension-point Protocols below. The runtime
 finds what a plugin implements with ``isinstance`` checks on these
 ``runtime_checkable`` Protocols.
 
-Exact and vector paths. ``FilterPlugin.filter`` and ``ScorePlugin.score`` are
-the per-node contract, shaped as upstream's. A plugin may also implement
-``VectorFilterPlugin`` / ``VectorScorePlugin``: the same decision for many
-nodes at once over a ``NodeTable``. The two must agree exactly (tests run
-both); the runtime uses the vector form only when every plugin of the point
-offers it.
+Per-node and vectorised paths. ``FilterPlugin.filter`` and
+``ScorePlugin.score`` are the per-node contract, shaped as upstream's. A plugin
+may also implement ``VectorFilterPlugin`` / ``VectorScorePlugin``: the same
+decision for many nodes at once over a ``NodeTable``. The two must agree
+exactly (tests run both); the runtime uses the vectorised form only when every
+plugin of the point offers it.
+
+Declarations. What the runtime may assume of a filter beyond ``filter`` is
+declared on a Protocol too (``StaticFilterPlugin``,
+``SpecDeterminedFilterPlugin``, the what-if forms); the runtime resolves them
+once per framework with ``isinstance`` and never looks plugins up by name.
 
 Legal status codes (as upstream):
 - PreEnqueue: Success, Unschedulable / UnschedulableAndUnresolvable (gated).
@@ -375,8 +380,68 @@ class WhatIfFilterPlugin(FilterPlugin, Protocol):
         ...
 
 
+@runtime_checkable
+class WhatIfPassesFilterPlugin(WhatIfFilterPlugin, Protocol):
+    """A what-if filter that can also say only whether each row passes."""
+
+    def passes_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> npt.NDArray[np.bool_] | None:
+        """Whether ``filter_what_if`` would pass each of ``rows`` (no statuses
+        built; preemption's dry run asks this again and again). ``None`` = cannot
+        answer for this pod."""
+        ...
+
+
+@runtime_checkable
+class WhatIfRowFilterPlugin(WhatIfFilterPlugin, Protocol):
+    """A what-if filter that can answer for one row with Python scalars."""
+
+    def filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
+    ) -> Status | None:
+        """``filter_what_if`` for one row, its summed requests as a list: the
+        row's status (SUCCESS when it passes). ``None`` = ask ``filter_what_if``."""
+        ...
+
+
+@runtime_checkable
+class StaticFilterPlugin(VectorFilterPlugin, Protocol):
+    """A filter whose verdict on a node never depends on the pods on the node
+    (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
+    DynamicResources): its ``filter_vector`` over the table holds whatever pods
+    are added to or taken off nodes, so the what-if runners and preemption's
+    dry run read it instead of asking again."""
+
+    @property
+    def static_filter(self) -> bool:
+        """The declaration (plugins set the class attribute ``static_filter = True``)."""
+        ...
+
+
+@runtime_checkable
+class SpecDeterminedFilterPlugin(FilterPlugin, Protocol):
+    """A filter whose verdict on a node is a function of the pod's spec
+    (``PodInfo.facts``), the plugin's args, the node's own state
+    (``NodeTable.node_generation``) and, for a what-if filter, the node's summed
+    requests: nothing else (no other pod, no cluster object, no cycle state but
+    what its PreFilter derived from the spec). When every active filter declares
+    it, the runtime's what-if answers may be reused across cycles for pods of
+    the same spec (the runtime's ``what_if_spec_determined``)."""
+
+    @property
+    def spec_determined_filter(self) -> bool:
+        """The declaration (plugins set the class attribute
+        ``spec_determined_filter = True``)."""
+        ...
+
+
 def is_static_filter(plugin: object) -> bool:
-    """True for filters whose result does not depend on the pods of a node
-    (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity): plugins
-    declare it with a class attribute ``static_filter = True``."""
-    return bool(getattr(plugin, "static_filter", False))
+    """Does ``plugin`` declare ``StaticFilterPlugin``? (``isinstance`` on a
+    runtime-checkable Protocol costs microseconds: resolve once, not per call.)"""
+    return isinstance(plugin, StaticFilterPlugin) and plugin.static_filter
+
+
+def is_spec_determined_filter(plugin: object) -> bool:
+    """Does ``plugin`` declare ``SpecDeterminedFilterPlugin``? (Resolve once.)"""
+    return isinstance(plugin, SpecDeterminedFilterPlugin) and plugin.spec_determined_filter

@@ -191,6 +191,8 @@ class NodeAffinity:
     name = NAME
     static_filter = True
     """The answer depends on the node and the pod spec only, never on the node's pods."""
+    spec_determined_filter = True
+    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: NodeAffinityArgs | PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, NodeAffinityArgs):

@@ -32,6 +32,8 @@ class NodeName:
     name = NAME
     static_filter = True
     """The answer depends on the node and the pod spec only, never on the node's pods."""
+    spec_determined_filter = True
+    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle

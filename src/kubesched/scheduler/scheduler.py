@@ -44,12 +44,6 @@ from kubesched.framework.results import (
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, PluginFactory, ScoreError, Services
-from kubesched.scheduler.algorithm import (
-    Algorithm,
-    NoNodesAvailable,
-    ScheduleResult,
-    SchedulingError,
-)
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.metrics import (
     RESULT_ERROR,
@@ -61,6 +55,12 @@ from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue.events import node_update_events, pod_update_events
 from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
+from kubesched.scheduler.schedule_one import (
+    NoNodesAvailable,
+    ScheduleOne,
+    ScheduleResult,
+    SchedulingError,
+)
 
 NOTE_LENGTH_LIMIT: Final = 1024
 CLEAR_NOMINATED_NODE: Final = NominatingInfo("", NominatingMode.OVERRIDE)
@@ -102,7 +102,7 @@ class Scheduler:
         """Cluster changes delivered so far that can change some pod's scheduling
         answer (see ``would_retry_on_a_changed_cluster``)."""
         self.cache = Cache()
-        self.algorithm = Algorithm(config.percentage_of_nodes_to_score)
+        self.algorithm = ScheduleOne(config.percentage_of_nodes_to_score)
         services = Services(
             table=self.cache.table,
             nominator=self,  # nominated pods come from the queue, see below

@@ -228,15 +228,15 @@ def run(
     wl: Workload,
     *,
     seed: int = 0,
-    exact: bool = False,
+    per_node: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> BenchResult:
     """Run one workload; ``progress(done, total)`` is called during the measured phase."""
     registry = dict(in_tree_registry())
     sim = Simulation(default_config(supported=registry.keys()), registry, seed=seed)
-    if exact:
+    if per_node:
         for fwk in sim.scheduler.profiles.values():
-            fwk.force_exact = True
+            fwk.per_node = True
     cluster = sim.cluster
     for i in range(wl.nodes):
         cluster.create_node(_node(i))

@@ -384,7 +384,7 @@ def run_scenario(
     seed: int = 0,
     until: int | None = None,
     watch: bool = False,
-    exact: bool = False,
+    per_node: bool = False,
     horizon: int = DEFAULT_HORIZON,
     feature_gates: dict[str, bool] | None = None,
     progress: Callable[[int], None] | None = None,
@@ -392,9 +392,9 @@ def run_scenario(
     """Run the scenario; ``progress`` is called with the simulated time as it advances."""
     registry = dict(in_tree_registry(feature_gates))
     sim = Simulation(scenario.config, registry, seed=seed, watch=watch, on_cycle=progress)
-    if exact:
+    if per_node:
         for fwk in sim.scheduler.profiles.values():
-            fwk.force_exact = True
+            fwk.per_node = True
     cluster = sim.cluster
     classes = PriorityClasses()
     controllers = ControllerManager(cluster, classes, seed, scenario.epoch)

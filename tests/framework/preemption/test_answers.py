@@ -6,7 +6,7 @@ preemptor across all bursts, so they share spec facts and the kept answers)
 run on the simulated cluster against low-priority pods with different grace
 periods: nominations, victim deletions and bindings interleave with the dry
 runs. Each scenario runs once
-with ``force_exact`` on every profile (the per-node reference) and once on the
+with ``per_node`` on every profile (the per-node reference) and once on the
 default vector path; the result documents (pods, preemptions, events with their
 messages, metrics) must be equal. Guards check that the vector run serves dry
 runs from kept answers, and that breaking the cache's invalidation (by
@@ -75,7 +75,7 @@ def build(sc: Scenario, *, exact: bool) -> Simulation:
     reg = dict(in_tree_registry())
     sim = Simulation(default_config(supported=reg.keys()), reg, seed=sc.seed)
     for fwk in sim.scheduler.profiles.values():
-        fwk.force_exact = exact
+        fwk.per_node = exact
     cluster = sim.cluster
     low_specs = {(cpu, g): _spec(cpu, g) for cpu in LOW_CPU for g in GRACE}
     sizes = [rng.choice(NODE_CPU) for _ in range(sc.nodes)]

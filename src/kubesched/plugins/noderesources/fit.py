@@ -93,6 +93,9 @@ class Fit:
     """The NodeResourcesFit plugin (PreFilter, Filter, PreScore, Score, EnqueueExtensions)."""
 
     name = NAME
+    spec_determined_filter = True
+    """Its verdict reads the pod's requests, the args, the node's allocatable and its
+    summed requests only (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: object, handle: Handle) -> None:
         if args is None:

@@ -1,12 +1,12 @@
-"""The scheduling algorithm of one cycle (scheduler/algorithm.py) and FitError's message.
+"""The scheduling algorithm of one cycle (scheduler/schedule_one.py) and FitError's message.
 
 Re-expresses upstream's pkg/scheduler/schedule_one_test.go cases
 (TestNumFeasibleNodesToFind, TestFairEvaluationForNodes,
 TestPreferNominatedNodeFilterCallCounts, TestSchedulerSchedulePod's PreFilter
 cases, TestFindFitAllError / TestFindFitSomeError) and
 pkg/scheduler/framework/types_test.go TestFitError_Error, then checks with
-hypothesis that the vectorised filter path and the exact per-node path
-(``Framework.force_exact``) decide identically on random clusters.
+hypothesis that the vectorised filter path and the per-node path
+(``Framework.per_node``) decide identically on random clusters.
 """
 
 from __future__ import annotations
@@ -40,16 +40,16 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, ScoreError
-from kubesched.scheduler.algorithm import (
-    Algorithm,
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.registry import in_tree_registry
+from kubesched.scheduler.schedule_one import (
     NoNodesAvailable,
+    ScheduleOne,
     ScheduleResult,
     SchedulingError,
     num_feasible_nodes_to_find,
     select_host,
 )
-from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
 from tests.fakes import FakeNominator
 from tests.hypothesis_profiles import scaled
@@ -117,7 +117,7 @@ def test_num_feasible_nodes_to_find(percentage: int, num_all_nodes: int, want: i
 # --------------------------------------------------------------------------- rotation
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_fair_evaluation_for_nodes(vector: bool) -> None:
     """TestFairEvaluationForNodes: 500 nodes, 30% -> 150 per cycle, and the start
     index advances by the nodes processed, modulo all nodes."""
@@ -129,7 +129,7 @@ def test_fair_evaluation_for_nodes(vector: bool) -> None:
         instance_registry(filt, EqualPrioritizer()),
         table=table,
     )
-    alg = Algorithm(percentage_of_nodes_to_score=30)
+    alg = ScheduleOne(percentage_of_nodes_to_score=30)
     to_find = num_feasible_nodes_to_find(30, num_all)
     assert to_find == 150
     for i in range(2 * (num_all // to_find + 1)):
@@ -159,13 +159,13 @@ def test_profile_percentage_of_nodes_to_score(
         instance_registry(VectorTrueFilter(), EqualPrioritizer()),
         table=table,
     )
-    feasible, _ = Algorithm(global_pct).find_nodes_that_fit_pod(
+    feasible, _ = ScheduleOne(global_pct).find_nodes_that_fit_pod(
         fwk, CycleState(), make_pod("p").info()
     )
     assert len(feasible) == want
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_start_index_advances_by_feasible_and_failed_nodes(vector: bool) -> None:
     """Without Score plugins one feasible node is enough; the nodes that failed on
     the way count as processed."""
@@ -174,7 +174,7 @@ def test_start_index_advances_by_feasible_and_failed_nodes(vector: bool) -> None
     fwk = build_framework(
         fake_profile(filters=["FakeFilter"]), instance_registry(filt), table=table
     )
-    alg = Algorithm()
+    alg = ScheduleOne()
     # Upstream (parallelism 1) stops at the first feasible node beyond the one it
     # needs: from n5 it records n1 and n2 as failures before reaching n3.
     steps = [("n3", 3, 3), ("n4", 1, 4), ("n5", 3, 2), ("n3", 1, 3)]
@@ -188,21 +188,21 @@ def test_start_index_advances_by_feasible_and_failed_nodes(vector: bool) -> None
         assert alg.next_start_node_index == want_next
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_scan_continues_until_one_feasible_node_too_many(vector: bool) -> None:
     table = table_of("n1", "n2", "n3", "n4")
     filt = (VectorFakeFilter if vector else FakeFilter)({"n2": U, "n4": U})
     fwk = build_framework(
         fake_profile(filters=["FakeFilter"]), instance_registry(filt), table=table
     )
-    alg = Algorithm()
+    alg = ScheduleOne()
     result = alg.schedule_pod(fwk, CycleState(), make_pod("p").info())
     # n1 fits (1 of 1 wanted), n2 fails and is recorded, n3 fits -> cancel, discarded.
     assert (result.suggested_host, result.evaluated_nodes) == ("n1", 2)
     assert alg.next_start_node_index == 2
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_rotation_over_a_pre_filter_result(vector: bool) -> None:
     """The start index rotates within the narrowed list and advances modulo all nodes;
     nodes outside the PreFilterResult are absent with UAU
@@ -216,7 +216,7 @@ def test_rotation_over_a_pre_filter_result(vector: bool) -> None:
         instance_registry(pre, filt),
         table=table,
     )
-    alg = Algorithm()
+    alg = ScheduleOne()
     for want_host, want_next in [("n2", 1), ("n4", 2), ("n6", 3), ("n2", 4), ("n4", 5)]:
         feasible, diag = alg.find_nodes_that_fit_pod(fwk, CycleState(), make_pod("p").info())
         assert row_names(fwk, feasible) == [want_host]
@@ -238,7 +238,7 @@ class NominatedCase:
     want_hosts: set[str]
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 @pytest.mark.parametrize(
     "case",
     [
@@ -273,7 +273,7 @@ def test_prefer_nominated_node(case: NominatedCase, vector: bool) -> None:
         table=table_of("node1", "node2", "node3"),
     )
     pod = make_pod("p").uid("p").priority(1000).nominated(case.nnn).info()
-    result = Algorithm().schedule_pod(fwk, CycleState(), pod)
+    result = ScheduleOne().schedule_pod(fwk, CycleState(), pod)
     assert result.suggested_host in case.want_hosts
     if not vector:
         assert sum(filt.calls.values()) == case.want_calls
@@ -286,7 +286,7 @@ def test_nominated_node_passing_is_taken_without_scoring_or_rotation() -> None:
         instance_registry(TrueFilter(), ExplodingScore()),
         table=table,
     )
-    alg = Algorithm()
+    alg = ScheduleOne()
     alg.next_start_node_index = 2
     result = alg.schedule_pod(fwk, CycleState(), make_pod("p").nominated("node1").info())
     assert result == ScheduleResult("node1", 1, 1)
@@ -301,9 +301,9 @@ def test_nominated_node_wins_over_a_better_scored_node() -> None:
         table=table,
     )
     pod = make_pod("p").nominated("node1").info()
-    assert Algorithm().schedule_pod(fwk, CycleState(), pod).suggested_host == "node1"
+    assert ScheduleOne().schedule_pod(fwk, CycleState(), pod).suggested_host == "node1"
     plain = make_pod("q").info()
-    assert Algorithm().schedule_pod(fwk, CycleState(), plain).suggested_host == "node2"
+    assert ScheduleOne().schedule_pod(fwk, CycleState(), plain).suggested_host == "node2"
 
 
 def test_nominated_node_is_tried_even_outside_the_pre_filter_result() -> None:
@@ -316,17 +316,17 @@ def test_nominated_node_is_tried_even_outside_the_pre_filter_result() -> None:
         table=table,
     )
     pod = make_pod("p").nominated("node1").info()
-    assert Algorithm().schedule_pod(fwk, CycleState(), pod).suggested_host == "node1"
+    assert ScheduleOne().schedule_pod(fwk, CycleState(), pod).suggested_host == "node1"
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_failed_nominated_node_keeps_its_status_and_counts_as_processed(vector: bool) -> None:
     table = table_of("node1", "node2", "node3")
     filt = (VectorFakeFilter if vector else FakeFilter)({"node3": U})
     fwk = build_framework(
         fake_profile(filters=["FakeFilter"]), instance_registry(filt), table=table
     )
-    alg = Algorithm()
+    alg = ScheduleOne()
     pod = make_pod("p").nominated("node3").info()
     feasible, diag = alg.find_nodes_that_fit_pod(fwk, CycleState(), pod)
     assert row_names(fwk, feasible) == ["node1"]
@@ -343,7 +343,7 @@ def three_nodes() -> NodeTable:
 
 
 def schedule(fwk: Framework, pod_name: str = "test-prefilter") -> ScheduleResult:
-    return Algorithm().schedule_pod(fwk, CycleState(), make_pod(pod_name).uid(pod_name).info())
+    return ScheduleOne().schedule_pod(fwk, CycleState(), make_pod(pod_name).uid(pod_name).info())
 
 
 def fit_error(fwk: Framework, pod_name: str = "test-prefilter") -> FitError:
@@ -594,7 +594,7 @@ def test_all_pre_score_plugins_skip() -> None:
     fwk = build_framework(
         prof, instance_registry(TrueFilter(), SkippedScorer()), table=table_of("node1", "node2")
     )
-    assert Algorithm().schedule_pod(
+    assert ScheduleOne().schedule_pod(
         fwk, CycleState(), make_pod("ignore").info()
     ).suggested_host in {
         "node1",
@@ -602,7 +602,7 @@ def test_all_pre_score_plugins_skip() -> None:
     }
 
 
-@pytest.mark.parametrize("vector", [False, True], ids=["exact", "vector"])
+@pytest.mark.parametrize("vector", [False, True], ids=["per-node", "vectorised"])
 def test_find_fit_all_error(vector: bool) -> None:
     """TestFindFitAllError: every node fails MatchFilter."""
     fwk = build_framework(
@@ -610,7 +610,7 @@ def test_find_fit_all_error(vector: bool) -> None:
         instance_registry(VectorTrueFilter() if vector else TrueFilter(), MatchFilter()),
         table=table_of("3", "2", "1"),
     )
-    _, diag = Algorithm().find_nodes_that_fit_pod(fwk, CycleState(), make_pod("").info())
+    _, diag = ScheduleOne().find_nodes_that_fit_pod(fwk, CycleState(), make_pod("").info())
     assert explicit(diag) == dict.fromkeys(("1", "2", "3"), (U, (ERR_REASON_FAKE,), "MatchFilter"))
     assert diag.unschedulable_plugins == {"MatchFilter"}
 
@@ -622,7 +622,7 @@ def test_find_fit_some_error() -> None:
         instance_registry(TrueFilter(), MatchFilter()),
         table=table_of("3", "2", "1"),
     )
-    feasible, diag = Algorithm().find_nodes_that_fit_pod(
+    feasible, diag = ScheduleOne().find_nodes_that_fit_pod(
         fwk, CycleState(), make_pod("1").uid("1").info()
     )
     assert row_names(fwk, feasible) == ["1"]
@@ -637,14 +637,14 @@ def test_filter_error_aborts_the_cycle() -> None:
         table=three_nodes(),
     )
     with pytest.raises(SchedulingError) as exc:
-        Algorithm().schedule_pod(fwk, CycleState(), make_pod("p").info())
+        ScheduleOne().schedule_pod(fwk, CycleState(), make_pod("p").info())
     assert str(exc.value) == 'running "FakeFilter" filter plugin: injecting failure for pod p'
 
 
 def test_no_nodes() -> None:
     fwk = build_framework(fake_profile(filters=["TrueFilter"]), instance_registry(TrueFilter()))
     with pytest.raises(NoNodesAvailable) as exc:
-        Algorithm().schedule_pod(fwk, CycleState(), make_pod("p").info())
+        ScheduleOne().schedule_pod(fwk, CycleState(), make_pod("p").info())
     assert str(exc.value) == "no nodes available to schedule pods"
 
 
@@ -654,7 +654,7 @@ def test_a_single_feasible_node_is_not_scored() -> None:
         instance_registry(FakeFilter({"node1": U, "node3": UAU}), ExplodingScore()),
         table=three_nodes(),
     )
-    result = Algorithm().schedule_pod(fwk, CycleState(), make_pod("p").info())
+    result = ScheduleOne().schedule_pod(fwk, CycleState(), make_pod("p").info())
     assert result == ScheduleResult("node2", 3, 1, {})
 
 
@@ -667,7 +667,7 @@ def test_schedule_result_reports_the_weighted_scores_of_the_chosen_node() -> Non
         instance_registry(TrueFilter(), NodeScorePlugin({"node2": 10}), EqualPrioritizer()),
         table=three_nodes(),
     )
-    result = Algorithm().schedule_pod(fwk, CycleState(), make_pod("p").info())
+    result = ScheduleOne().schedule_pod(fwk, CycleState(), make_pod("p").info())
     assert result == ScheduleResult("node2", 3, 3, {"NodeScore": 30, "EqualPrioritizerPlugin": 1})
 
 
@@ -969,7 +969,7 @@ def diag_sig(d: Diagnosis) -> tuple[object, ...]:
     )
 
 
-def outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+def outcome(alg: ScheduleOne, fwk: Framework, pod: Pod) -> tuple[object, ...]:
     try:
         r = alg.schedule_pod(fwk, CycleState(), PodInfo(pod))
     except FitError as fit:
@@ -981,7 +981,7 @@ def outcome(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
     return ("ok", r.suggested_host, r.evaluated_nodes, r.feasible_nodes, sorted(r.scores.items()))
 
 
-def feasible_sig(alg: Algorithm, fwk: Framework, pod: Pod) -> tuple[object, ...]:
+def feasible_sig(alg: ScheduleOne, fwk: Framework, pod: Pod) -> tuple[object, ...]:
     try:
         rows, d = alg.find_nodes_that_fit_pod(fwk, CycleState(), PodInfo(pod))
     except SchedulingError as err:
@@ -1001,7 +1001,7 @@ def frameworks(
     registry = in_tree_registry()
     vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=11)
     exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=11)
-    exact.force_exact = True
+    exact.per_node = True
     return cache, vec, exact
 
 
@@ -1019,12 +1019,12 @@ def nominator_of(case: ClusterCase) -> FakeNominator:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(case=clusters())
-def test_vector_path_equals_exact_path(case: ClusterCase, with_score: bool) -> None:
+def test_vectorised_path_equals_per_node_path(case: ClusterCase, with_score: bool) -> None:
     """For each pending pod, in turn (each scheduled pod is assumed onto its node):
     the feasible nodes, every per-node status, the FitError text, the chosen node
     (same seed) and the next start index agree between the two paths."""
     cache, vec, exact = frameworks(case, with_score, nominator_of(case))
-    alg_v, alg_e = Algorithm(), Algorithm()
+    alg_v, alg_e = ScheduleOne(), ScheduleOne()
     for pod in case.pending:
         start = alg_e.next_start_node_index
         assert alg_v.next_start_node_index == start
@@ -1058,13 +1058,13 @@ def _nominated_cluster() -> ClusterCase:
         pytest.param(True, id="a nominator with only the Protocol's methods"),
     ],
 )
-def test_vector_path_honours_nominated_pods(wrap: bool) -> None:
+def test_vectorised_path_honours_nominated_pods(wrap: bool) -> None:
     case = _nominated_cluster()
     inner = nominator_of(case)
     nominator = ProtocolOnlyNominator(inner) if wrap else inner
     _, vec, exact = frameworks(case, True, nominator)
     pod = case.pending[0]
-    got_v, got_e = outcome(Algorithm(), vec, pod), outcome(Algorithm(), exact, pod)
+    got_v, got_e = outcome(ScheduleOne(), vec, pod), outcome(ScheduleOne(), exact, pod)
     assert got_e[:2] == ("ok", "n1")
     assert got_v == got_e
 
@@ -1125,7 +1125,7 @@ def large_clusters(draw: st.DrawFn) -> ClusterCase:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(case=large_clusters())
-def test_vector_path_equals_exact_path_on_large_clusters(
+def test_vectorised_path_equals_per_node_path_on_large_clusters(
     case: ClusterCase, with_score: bool, percentage: int | None
 ) -> None:
     """Large enough that the vector scan needs more than one chunk and stops early."""
@@ -1139,8 +1139,8 @@ def test_vector_path_equals_exact_path_on_large_clusters(
     registry = in_tree_registry()
     vec = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=5)
     exact = build_framework(prof, registry, table=cache.table, nominator=nominator, seed=5)
-    exact.force_exact = True
-    alg_v, alg_e = Algorithm(), Algorithm()
+    exact.per_node = True
+    alg_v, alg_e = ScheduleOne(), ScheduleOne()
     start = random.Random(len(case.nodes)).randrange(len(case.nodes))
     alg_v.next_start_node_index = alg_e.next_start_node_index = start
     for pod in case.pending:

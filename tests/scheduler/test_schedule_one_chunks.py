@@ -1,4 +1,4 @@
-"""The vector scan in chunks and the deferred failure statuses (scheduler/algorithm.py)
+"""The vectorised scan in chunks and the deferred failure statuses (scheduler/schedule_one.py)
 decide exactly as the per-node path on clusters large enough to be scanned in
 several chunks.
 
@@ -9,7 +9,7 @@ hundreds of nodes where many nodes fail (too small, tainted, cordoned, full),
 with a small ``percentageOfNodesToScore``, make the scan use several chunks;
 every pod's outcome (chosen node, FitError text, per-node statuses in scan
 order, evaluated nodes, per-plugin scores) and the rotating start index must
-match the exact path, pod after pod, as pods are bound.
+match the per-node path, pod after pod, as pods are bound.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeToStatus, reason_histogram
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.scheduler.algorithm import LazyNodeToStatus
 from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.schedule_one import LazyNodeToStatus
 from tests.builders import make_node, make_pod
 from tests.fakes import FakeNominator
-from tests.scheduler.harness import same_outcome, vector_and_exact
+from tests.scheduler.harness import same_outcome, vectorised_and_per_node
 
 
 def _cluster(seed: int, n: int) -> list[Node]:
@@ -72,11 +72,11 @@ def _pods(seed: int, count: int) -> list[Pod]:
         pytest.param(3, 300, 0, id="300 nodes, adaptive percentage: one chunk"),
     ],
 )
-def test_chunked_scan_decides_as_the_exact_path(seed: int, n: int, percentage: int) -> None:
+def test_chunked_scan_decides_as_the_per_node_path(seed: int, n: int, percentage: int) -> None:
     cache = Cache()
     for node in _cluster(seed, n):
         cache.add_node(node)
-    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, FakeNominator(), percentage)
+    (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, FakeNominator(), percentage)
     for pod in _pods(seed, 40):
         same_outcome((alg_v, vec), (alg_e, exact), pod, cache)
 
@@ -153,14 +153,14 @@ def test_deferred_statuses_count_and_select_like_eager_ones(explicit_first: bool
 @pytest.mark.parametrize("seed", [pytest.param(s, id=f"seed {s}") for s in (11, 12, 13)])
 def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) -> None:
     """The check of a pod's nominated node (a one-row scan) reads that node's other
-    nominated pods of equal or higher priority itself; outcomes are the exact path's."""
+    nominated pods of equal or higher priority itself; outcomes are the per-node path's."""
     rng = random.Random(seed)
     cache = Cache()
     nodes = _cluster(seed, 40)
     for node in nodes:
         cache.add_node(node)
     nominator = FakeNominator()
-    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, nominator, 0)
+    (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, nominator, 0)
     for i, pod in enumerate(_pods(seed, 30)):
         target = rng.choice(nodes).name
         pod.priority = rng.choice((0, 10, 100))
@@ -180,7 +180,7 @@ def test_nominated_node_check_counts_the_node_s_other_nominated_pods(seed: int) 
 
 def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> None:
     """After a full scan found no node for a spec, the next pod of that spec filters
-    the whole table in one chunk: outcomes stay the exact path's, also once nodes
+    the whole table in one chunk: outcomes stay the per-node path's, also once nodes
     free up and pods of that spec fit again."""
     rng = random.Random(5)
     cache = Cache()
@@ -192,7 +192,7 @@ def test_a_spec_that_fitted_no_node_scans_in_one_chunk_and_decides_alike() -> No
         filler.node_name = node.name
         cache.add_pod(filler)
         fillers.append(filler)
-    (alg_v, vec), (alg_e, exact) = vector_and_exact(cache.table, FakeNominator(), 5)
+    (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, FakeNominator(), 5)
     template = make_pod("template").req(cpu="500m", memory="128Mi").obj()
     one_chunk = 0
     for i in range(30):

@@ -6,15 +6,17 @@ and ``selectHost``. Nodes are checked sequentially from the rotating start
 index, which is upstream's behaviour with parallelism 1 (upstream's parallel
 scan may overshoot; kubesched is deterministic).
 
-The filters run vectorised when every filter plugin offers a vector form:
-the rotated node order is filtered chunk by chunk (``Framework.filter_rows``)
-until enough feasible nodes are found, so a cycle usually filters about
-``numFeasibleNodesToFind`` nodes, not the whole cluster. Nodes that have
-nominated pods of equal or higher priority are re-evaluated with the exact
-two-pass per-node path, so the result is exactly the per-node path's. The
-statuses of rejected nodes are recorded lazily (``LazyNodeToStatus``): a
-cycle that schedules the pod never builds them. ``Framework.force_exact``
-forces the per-node path.
+Two paths decide the same: the per-node path runs every filter plugin's
+``filter`` node by node (``_scan_per_node``); the vectorised path
+(``_scan_vectorised``, taken when every active filter plugin offers a
+vectorised form) filters the rotated node order chunk by chunk
+(``Framework.filter_rows``) until enough feasible nodes are found, so a cycle
+usually filters about ``numFeasibleNodesToFind`` nodes, not the whole
+cluster. On the vectorised path, nodes that have nominated pods of equal or
+higher priority are re-evaluated as the per-node path's two passes do, so
+the result is exactly the per-node path's. The statuses of rejected nodes
+are recorded lazily (``LazyNodeToStatus``): a cycle that schedules the pod
+never builds them. ``Framework.per_node`` forces the per-node path.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, SpecFacts
-from kubesched.runtime.framework import Framework, ScorePart
+from kubesched.runtime.framework import Framework
+from kubesched.runtime.scoring import ScorePart
 from kubesched.scheduler.overrides import NO_OVERRIDES, OverrideRows, Overrides
 
 __all__ = [
-    "Algorithm",
     "LazyNodeToStatus",
     "NoNodesAvailable",
+    "ScheduleOne",
     "ScheduleResult",
     "SchedulingError",
     "num_feasible_nodes_to_find",
@@ -81,7 +84,7 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-class Algorithm:
+class ScheduleOne:
     """Holds the rotating start index across cycles; one per scheduler."""
 
     def __init__(self, percentage_of_nodes_to_score: int = 0) -> None:
@@ -196,8 +199,8 @@ class Algorithm:
         # holds enough feasible nodes and the rest of the table is never filtered.
         if n == 1:
             # One node (the nominated node's own check): the per-node path answers
-            # the same for far fewer calls than the vector machinery.
-            feasible = self._exact_scan(fwk, state, pod, diagnosis, rows, num_to_find)
+            # the same for far fewer calls than the vectorised machinery.
+            feasible = self._scan_per_node(fwk, state, pod, diagnosis, rows, num_to_find)
             self._last_feasible = len(feasible)
             return feasible
         memo: dict[str, Verdicts] = {}
@@ -209,9 +212,9 @@ class Algorithm:
         vec = fwk.filter_rows(state, pod, chunk, memo)
         if vec is None:
             scan = _rotated(rows, shift, 0, n)
-            feasible = self._exact_scan(fwk, state, pod, diagnosis, scan, num_to_find)
+            feasible = self._scan_per_node(fwk, state, pod, diagnosis, scan, num_to_find)
         else:
-            feasible = self._vector_scan(
+            feasible = self._scan_vectorised(
                 fwk, state, pod, diagnosis, rows, shift, num_to_find, memo, chunk, vec
             )
         if n > _SHORT_SCAN:
@@ -223,7 +226,7 @@ class Algorithm:
         p = fwk.profile.percentage_of_nodes_to_score
         return self.percentage_of_nodes_to_score if p is None else p
 
-    def _exact_scan(
+    def _scan_per_node(
         self,
         fwk: Framework,
         state: CycleState,
@@ -251,7 +254,7 @@ class Algorithm:
                 diagnosis.add_plugin_status(s)
         return np.array(feasible, dtype=np.int64)
 
-    def _vector_scan(
+    def _scan_vectorised(
         self,
         fwk: Framework,
         state: CycleState,
@@ -329,9 +332,9 @@ class Algorithm:
             chunk = _rotated(rows, shift, pos, pos + max(est + est // 8 + 32, 2 * size))
             got = fwk.filter_rows(state, pod, chunk, memo)
             if got is None:
-                # A plugin stopped vectorising mid-scan: finish with the exact path.
+                # A plugin stopped vectorising mid-scan: finish on the per-node path.
                 rest = _rotated(rows, shift, pos, n)
-                parts.append(self._exact_scan(fwk, state, pod, diagnosis, rest, need))
+                parts.append(self._scan_per_node(fwk, state, pod, diagnosis, rest, need))
                 break
             vec = got
         if len(parts) == 1:
@@ -355,7 +358,7 @@ class Algorithm:
         hits = ov_index = None
         if overrides:
             hits, ov_index = overrides.lookup(fail_rows)
-        Algorithm._add_failures(
+        ScheduleOne._add_failures(
             fwk, diagnosis, fail_rows, fail_index, statuses, overrides, hits, ov_index
         )
 
@@ -376,7 +379,7 @@ class Algorithm:
         are known."""
         every = statuses
         if hits is not None and ov_index is not None and len(hits):
-            # A failing overridden row takes its exact status, numbered after the
+            # A failing overridden row takes its per-node status, numbered after the
             # statuses of the chunk.
             fail_index[hits] = len(statuses) + ov_index
             every = statuses + overrides.statuses
@@ -402,8 +405,8 @@ class Algorithm:
     def _nominated_overrides(
         self, fwk: Framework, state: CycleState, pod: PodInfo, scan: IntArray
     ) -> Overrides:
-        """Exact two-pass statuses of the nodes holding nominated pods that count
-        (among the rows of the ``scan``; others may be left out).
+        """The per-node path's two-pass statuses of the nodes holding nominated
+        pods that count (among the rows of the ``scan``; others may be left out).
 
         When every active filter is static or answers what-ifs on summed requests
         (so it only gets stricter as pods are added), the first pass decides and

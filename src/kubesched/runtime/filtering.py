@@ -1,0 +1,585 @@
+"""Filtering: the Filter point of one profile on every path (per node, over
+table rows, what-if).
+
+The Filter runners of the ``Framework`` (``runtime/framework.py``):
+
+- ``run_filter_plugins`` (per node, upstream's RunFilterPlugins) and
+  ``run_filter_plugins_with_nominated_pods`` (its two passes with the
+  nominated pods of >= priority added, then without), with the PreFilter
+  extensions' AddPod / RemovePod runners they and preemption use;
+- ``filter_vector`` / ``filter_rows``: every active filter over all (or some)
+  table rows at once, without nominated pods, as (index, statuses) arrays;
+  None when some active filter has no vectorised form for the pod (the caller
+  then takes the per-node path).
+- the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
+  ``run_filter_what_if_row``): the filters over some rows *as if* their summed
+  requests were given ones — preemption's dry run and the nominated-pods
+  check ask them. Static filters (verdicts independent of a node's pods) are
+  read from their vectorised form, kept in the CycleState for the cycle and,
+  when the cycle is spec-determined, across cycles; the others answer the
+  what-if themselves.
+
+Statuses are stamped with the plugin that returned them; a non-rejection
+becomes an Error naming the plugin. ``per_node`` turns the vectorised and
+what-if paths off (None / unsupported).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    FilterPlugin,
+    Nominator,
+    PreFilterPlugin,
+    RowFilterPlugin,
+    StaticFilterPlugin,
+    VectorFilterPlugin,
+    Verdicts,
+    WhatIfFilterPlugin,
+    WhatIfPassesFilterPlugin,
+    WhatIfRowFilterPlugin,
+    is_spec_determined_filter,
+    pass_index,
+)
+from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.status import SUCCESS, Code, Status, error
+from kubesched.framework.types import NodeInfo, PodInfo, SpecFacts
+
+_OK: Final = Code.SUCCESS
+
+
+class FilterServices(Protocol):
+    """What filtering reads of the scheduler's services (``runtime.framework.Services``)."""
+
+    table: NodeTable
+    nominator: Nominator
+
+
+VectorFn = Callable[[CycleState, PodInfo, NodeTable], Verdicts | None]
+RowsFn = Callable[[CycleState, PodInfo, NodeTable, IntArray], Verdicts | None]
+WhatIfFn = Callable[[CycleState, PodInfo, IntArray, IntArray], Verdicts | None]
+PassesFn = Callable[[CycleState, PodInfo, IntArray, IntArray], BoolArray | None]
+RowFn = Callable[[CycleState, PodInfo, int, list[int]], Status | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FilterForms:
+    """What one Filter plugin declares beyond ``filter`` (framework.interfaces),
+    resolved once per framework: ``isinstance`` on a runtime-checkable Protocol
+    costs microseconds, a field read nanoseconds."""
+
+    name: str
+    vector: VectorFn | None
+    """``VectorFilterPlugin.filter_vector``."""
+    rows: RowsFn | None
+    """``RowFilterPlugin.filter_rows``."""
+    static_vector: VectorFn | None
+    """``filter_vector`` of a ``StaticFilterPlugin`` (None: not static)."""
+    spec_determined: bool
+    """``SpecDeterminedFilterPlugin``."""
+    what_if: WhatIfFn | None
+    """``WhatIfFilterPlugin.filter_what_if``."""
+    passes: PassesFn | None
+    """``WhatIfPassesFilterPlugin.passes_what_if``."""
+    row: RowFn | None
+    """``WhatIfRowFilterPlugin.filter_what_if_row``."""
+
+    @staticmethod
+    def of(p: FilterPlugin) -> FilterForms:
+        return FilterForms(
+            name=p.name,
+            vector=p.filter_vector if isinstance(p, VectorFilterPlugin) else None,
+            rows=p.filter_rows if isinstance(p, RowFilterPlugin) else None,
+            static_vector=(
+                p.filter_vector if isinstance(p, StaticFilterPlugin) and p.static_filter else None
+            ),
+            spec_determined=is_spec_determined_filter(p),
+            what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
+            passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,
+            row=p.filter_what_if_row if isinstance(p, WhatIfRowFilterPlugin) else None,
+        )
+
+
+Vectorised = tuple[tuple[str, VectorFn, RowsFn | None], ...]
+"""The active filters of a skip set, each with its vectorised forms."""
+
+Step = tuple[FilterForms, Verdicts | None]
+"""A filter the what-if runners consult: a static one with its verdicts over the
+table, or another (None) that answers each what-if itself."""
+
+
+class _CycleSteps:
+    """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
+    CycleState: it holds while the table, its node generation, the skipped
+    plugins and the pod are the same (static filters answer from nothing else).
+    ``static_pass``: the static steps' combined pass mask over the table, once
+    asked for."""
+
+    __slots__ = ("generation", "pod", "skip", "static_known", "static_pass", "steps", "table")
+
+    def __init__(self, state: CycleState, pod: PodInfo, table: NodeTable) -> None:
+        self.table = table
+        self.generation = table.node_generation
+        self.skip = state.skip_filter_plugins
+        self.pod = pod.pod
+        self.steps: list[Step] | None = None
+        self.static_known = False
+        self.static_pass: BoolArray | None = None
+
+    def holds(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return (
+            self.table is table
+            and self.generation == table.node_generation
+            and self.skip is state.skip_filter_plugins
+            and self.pod is pod.pod
+        )
+
+
+_STEPS_KEY: Final = "kubesched.runtime/what-if-steps"
+
+
+class Filtering:
+    """The Filter point of one profile: per node (with nominated pods), over
+    table rows, and the what-if runners; and the PreFilter extensions' runners."""
+
+    def __init__(
+        self,
+        services: FilterServices,
+        pre_filter_plugins: Sequence[PreFilterPlugin],
+        filter_plugins: Sequence[FilterPlugin],
+    ) -> None:
+        self._services = services
+        self.pre_filter_plugins = pre_filter_plugins
+        self.filter_plugins = filter_plugins
+        self._forms = tuple(FilterForms.of(p) for p in filter_plugins)
+        self._active_filters: dict[frozenset[str], tuple[FilterPlugin, ...]] = {}
+        self._vectorised: dict[frozenset[str], Vectorised | None] = {}
+        # (plugin, status) -> the status stamped with the plugin: plugins return the
+        # same few statuses every cycle, so stamping allocates nothing.
+        self._stamped: dict[tuple[str, Status], Status] = {}
+        self._spec_steps: dict[
+            tuple[int, frozenset[str], int, int, int], tuple[SpecFacts, list[Step] | None]
+        ] = {}
+        """``_cycle_steps``'s steps across cycles when they are spec-determined: (spec
+        facts id, skipped plugins, table id, node and layout generations) ->
+        (the facts, held so that the id stays theirs; the steps)."""
+        self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
+        self.per_node = False
+        """Take no vectorised or what-if path (``Framework.per_node``)."""
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        """AddPod of every PreFilter extension not skipped, in order; stops at an error."""
+        return self._run_pre_filter_extension(state, pod, to_add, node, add=True)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        """RemovePod of every PreFilter extension not skipped, in order; stops at an error."""
+        return self._run_pre_filter_extension(state, pod, to_remove, node, add=False)
+
+    def _run_pre_filter_extension(
+        self, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, *, add: bool
+    ) -> Status:
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter_plugins:
+                continue
+            ext = p.pre_filter_extensions()
+            if ext is None:
+                continue
+            if add:
+                s = ext.add_pod(state, pod, other, node)
+            else:
+                s = ext.remove_pod(state, pod, other, node)
+            if not s.is_success():
+                what = "AddPod" if add else "RemovePod"
+                return error(f'running {what} on PreFilter plugin "{p.name}": {s.message()}')
+        return SUCCESS
+
+    def active_filters(self, skip: frozenset[str]) -> tuple[FilterPlugin, ...]:
+        """The filter plugins not in ``skip``, in order (decided once per distinct
+        set: a plugin skipped at PreFilter then costs nothing per node)."""
+        got = self._active_filters.get(skip)
+        if got is None:
+            got = self._active_filters[skip] = tuple(
+                p for p in self.filter_plugins if p.name not in skip
+            )
+        return got
+
+    def run_filter_plugins(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Filters in order; the first non-success is returned with the plugin stamped."""
+        for p in self.active_filters(state.skip_filter_plugins):
+            s = p.filter(state, pod, node)
+            if s.code != _OK:
+                if not s.is_rejected():
+                    return Status(
+                        Code.ERROR,
+                        f'running "{p.name}" filter plugin: {s.message()}',
+                        plugin=p.name,
+                    )
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Two passes as upstream: with the nominated pods of >= priority added, then
+        (only if some were added and pass 1 succeeded) without them."""
+        status = SUCCESS
+        pods_added = False
+        for i in range(2):
+            state_to_use = state
+            node_to_use = node
+            if i == 0:
+                pods_added, state_to_use, node_to_use, s = self._add_ge_nominated_pods(
+                    state, pod, node
+                )
+                if not s.is_success():
+                    return s
+            elif not pods_added or not status.is_success():
+                break
+            status = self.run_filter_plugins(state_to_use, pod, node_to_use)
+            if not status.is_success() and not status.is_rejected():
+                return status
+        return status
+
+    def nominated_ge(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """Pods nominated to this node with priority >= the pod's (not the pod itself)."""
+        noms = self._services.nominator.nominated_pods_for_node(node_name)
+        if not noms:
+            return []
+        prio = pod.pod.priority
+        uid = pod.pod.uid
+        return [n for n in noms if n.pod.priority >= prio and n.pod.uid != uid]
+
+    def _add_ge_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> tuple[bool, CycleState, NodeInfo, Status]:
+        noms = self.nominated_ge(pod, node.name)
+        if not noms:
+            return False, state, node, SUCCESS
+        node_out = node.clone()
+        state_out = state.clone()
+        for n in noms:
+            node_out.add_pod(n)
+            s = self.run_pre_filter_extension_add_pod(state_out, pod, n, node_out)
+            if not s.is_success():
+                return False, state, node, s
+        return True, state_out, node_out, SUCCESS
+
+    def filter_vector(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[np.ndarray, list[Status]] | None:
+        """All filter plugins over all table rows, without nominated pods:
+        (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
+        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
+        if forms is None:
+            return None
+        table = self._services.table
+        result = np.full(table.capacity, -1, dtype=np.int32)
+        statuses: list[Status] = []
+        for name, vector, _ in forms:
+            v = vector(state, pod, table)
+            if v is None:
+                return None
+            if not v.statuses:
+                continue
+            fail = (result < 0) & (v.index >= 0)
+            if fail.any():
+                result[fail] = v.index[fail] + len(statuses)
+            statuses.extend(self._stamp(name, v.statuses))
+        return result, statuses
+
+    def filter_rows(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        rows: IntArray,
+        memo: dict[str, Verdicts],
+    ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
+        """``filter_vector`` for some rows only, without nominated pods: (index
+        aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
+        for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
+        with ``filter_rows`` evaluate just those rows, the others' whole-table
+        verdicts are computed once per cycle (kept in ``memo``) and indexed.
+        The returned index may be a shared read-only array. None if some plugin
+        cannot vectorise."""
+        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
+        if forms is None:
+            return None
+        table = self._services.table
+        result: npt.NDArray[np.int32] | None = None
+        statuses: list[Status] = []
+        for name, vector, rf in forms:
+            if rf is not None:
+                v = rf(state, pod, table, rows)
+                if v is None:
+                    return None
+                if not v.statuses:
+                    continue
+                index = v.index
+            else:
+                v = memo.get(name)
+                if v is None:
+                    v = vector(state, pod, table)
+                    if v is None:
+                        return None
+                    memo[name] = v
+                if not v.statuses:
+                    continue
+                index = v.index[rows]
+            if result is None:
+                # The first plugin that rejects something: its index as is (a copy).
+                result = np.array(index, dtype=np.int32)
+            else:
+                fail = (result < 0) & (index >= 0)
+                if fail.any():
+                    result[fail] = index[fail] + len(statuses)
+            statuses.extend(self._stamp(name, v.statuses))
+        if result is None:
+            return pass_index(len(rows)), statuses
+        return result, statuses
+
+    def vectorised(self, skip: frozenset[str]) -> Vectorised | None:
+        """The filters not in ``skip``, in order, with their vectorised forms; None
+        when one of them has none (decided once per distinct set). Plugins
+        without one (the volume plugins) then cost nothing on the vectorised path
+        for pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        try:
+            return self._vectorised[skip]
+        except KeyError:
+            pass
+        active = [f for f in self._forms if f.name not in skip]
+        got: Vectorised | None = None
+        if all(f.vector is not None for f in active):
+            got = tuple((f.name, f.vector, f.rows) for f in active if f.vector is not None)
+        self._vectorised[skip] = got
+        return got
+
+    def _stamp(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
+        """``[s.with_plugin(plugin) for s in statuses]``, reusing earlier stamps."""
+        stamped = self._stamped
+        out: list[Status] = []
+        for st in statuses:
+            key = (plugin, st)
+            got = stamped.get(key)
+            if got is None:
+                if len(stamped) > 4096:
+                    stamped.clear()
+                got = st.with_plugin(plugin)
+                stamped[key] = got
+            out.append(got)
+        return out
+
+    def what_if_supported(self, state: CycleState) -> bool:
+        """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
+        be static or answer what-ifs, and no active PreFilter plugin may keep
+        per-pod state that AddPod/RemovePod would change."""
+        if self.per_node:
+            return False
+        return self._skip_answers(state.skip_filter_plugins)[0]
+
+    def what_if_spec_determined(self, state: CycleState) -> bool:
+        """True when ``run_filter_what_if``'s answer for this cycle is a function
+        of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
+        own state (``NodeTable.node_generation``) and the rows and ``requested``
+        asked about alone: every active filter declares it
+        (``SpecDeterminedFilterPlugin``). The scheduling cycle may then reuse an
+        earlier answer for equal inputs."""
+        return self._skip_answers(state.skip_filter_plugins)[1]
+
+    def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
+        """(``what_if_supported``, ``what_if_spec_determined``) without per_node:
+        both depend only on the set of skipped plugins, so they are decided once
+        per distinct set (a profile sees a handful)."""
+        got = self._skip_answers_memo.get(skip)
+        if got is None:
+            supported = not any(name not in skip for name in self._what_if_blockers)
+            determined = all(f.spec_determined for f in self._forms if f.name not in skip)
+            got = self._skip_answers_memo[skip] = (supported, determined)
+        return got
+
+    @functools.cached_property
+    def _what_if_blockers(self) -> frozenset[str]:
+        """Plugins whose being active rules the what-if path out (decided once:
+        isinstance on Protocols is slow)."""
+        out = {p.name for p in self.pre_filter_plugins if p.pre_filter_extensions() is not None}
+        out.update(f.name for f in self._forms if f.static_vector is None and f.what_if is None)
+        return frozenset(out)
+
+    def run_filter_what_if_passes(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> npt.NDArray[np.bool_] | None:
+        """Like ``run_filter_what_if`` but only whether each node passes (cheaper:
+        no statuses are built).
+
+        The static filters' combined answer over the whole table is kept in the
+        CycleState (keyed by table, node generation, skipped plugins and pod): it
+        does not depend on ``requested``, and preemption's reprieve steps ask
+        again and again for the same pod."""
+        memo = self._cycle_steps(state, pod)
+        steps = memo.steps
+        if steps is None:
+            return None
+        static: BoolArray | None
+        if memo.static_known:
+            static = memo.static_pass
+        else:
+            static = None
+            for _, v in steps:
+                if v is not None:
+                    m = v.index < 0
+                    static = m if static is None else static & m
+            memo.static_pass = static
+            memo.static_known = True
+        ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
+        for f, v in steps:
+            if v is not None:
+                continue  # static: in the mask above
+            passes = f.passes
+            if passes is not None:
+                got = passes(state, pod, rows, requested)
+                if got is None:
+                    return None
+                ok &= got
+                continue
+            what_if = f.what_if
+            w = None if what_if is None else what_if(state, pod, rows, requested)
+            if w is None:
+                return None
+            if w.statuses:
+                ok &= w.index < 0
+        return ok
+
+    def run_filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> tuple[np.ndarray, list[Status]] | None:
+        """The filters over ``rows`` if their summed requests were ``requested``:
+        (index aligned with rows, -1 = pass; statuses). Static filters are read
+        from their vector form; the others answer the what-if. None if some
+        plugin cannot answer."""
+        steps = self._cycle_steps(state, pod).steps
+        if steps is None:
+            return None
+        result: np.ndarray | None = None  # None: every row passes so far
+        statuses: list[Status] = []
+        for f, static in steps:
+            if static is not None:
+                v = static
+                index = v.index.take(rows)
+            else:
+                what_if = f.what_if
+                got = None if what_if is None else what_if(state, pod, rows, requested)
+                if got is None:
+                    return None
+                v = got
+                if not v.statuses:
+                    continue
+                index = v.index
+            if result is None:
+                # Nothing failed before: the plugin's index is the answer (-1 = pass).
+                result = index.astype(np.int32)
+            else:
+                fail = (result < 0) & (index >= 0)
+                if fail.any():
+                    result[fail] = index[fail] + len(statuses)
+            statuses.extend(s.with_plugin(f.name) for s in v.statuses)
+        if result is None:
+            result = np.full(len(rows), -1, dtype=np.int32)
+        return result, statuses
+
+    def run_filter_what_if_row(
+        self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
+    ) -> Status | None:
+        """``run_filter_what_if`` for one row (``requested``: its summed requests,
+        one vector): the status the row would get (SUCCESS when it passes), with
+        Python scalars where the filters offer it (``filter_what_if_row``);
+        None if some plugin cannot answer."""
+        steps = self._cycle_steps(state, pod).steps
+        if steps is None:
+            return None
+        q: list[int] | None = None
+        for f, static in steps:
+            if static is not None:
+                i = int(static.index[row])
+                if i < 0:
+                    continue
+                return self._stamp(f.name, (static.statuses[i],))[0]
+            one = f.row
+            got: Status | None = None
+            if one is not None:
+                if q is None:
+                    q = requested.tolist()
+                got = one(state, pod, row, q)
+            if got is None:
+                what_if = f.what_if
+                rows = np.array([row], dtype=np.int64)
+                v = None if what_if is None else what_if(state, pod, rows, requested[None, :])
+                if v is None:
+                    return None
+                i = int(v.index[0])
+                got = v.statuses[i] if i >= 0 else SUCCESS
+            if not got.is_success():
+                return self._stamp(f.name, (got,))[0]
+        return SUCCESS
+
+    def _cycle_steps(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
+        """The active filters the what-if runners must consult, in order: the
+        static ones that fail some node (with their verdicts over the table) and
+        the others (None: asked each time); ``steps`` is None if a static filter
+        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)
+        and, when the cycle is spec-determined, across cycles for the pods of one
+        spec while no node changed."""
+        table = self._services.table
+        memo = state.get(_STEPS_KEY)
+        if isinstance(memo, _CycleSteps) and memo.holds(state, pod, table):
+            return memo
+        memo = _CycleSteps(state, pod, table)
+        skip = state.skip_filter_plugins
+        spec_key = None
+        if self.what_if_spec_determined(state):
+            # Static filters then answer from the spec and the nodes alone: the
+            # steps of an earlier pod of this spec hold while no node changed.
+            spec_key = (
+                id(pod.facts),
+                skip,
+                id(table),
+                table.node_generation,
+                table.layout_generation,
+            )
+            kept = self._spec_steps.get(spec_key)
+            if kept is not None and kept[0] is pod.facts:
+                memo.steps = kept[1]
+                state.write(_STEPS_KEY, memo)
+                return memo
+        steps: list[Step] = []
+        answer: list[Step] | None = steps
+        for f in self._forms:
+            if f.name in skip:
+                continue
+            vector = f.static_vector
+            if vector is None:
+                steps.append((f, None))
+                continue
+            v = vector(state, pod, table)
+            if v is None:
+                answer = None
+                break
+            if v.statuses:
+                steps.append((f, v))
+        memo.steps = answer
+        state.write(_STEPS_KEY, memo)
+        if spec_key is not None:
+            if len(self._spec_steps) >= 8:
+                del self._spec_steps[next(iter(self._spec_steps))]
+            self._spec_steps[spec_key] = (pod.facts, answer)
+        return memo

@@ -1,0 +1,193 @@
+"""The runtime reads what a filter declares, never its name (runtime/filtering.py).
+
+``StaticFilterPlugin``, ``SpecDeterminedFilterPlugin`` and the what-if forms
+(``WhatIfFilterPlugin``, ``WhatIfPassesFilterPlugin``, ``WhatIfRowFilterPlugin``)
+are resolved once per framework (``FilterForms``); the what-if runners and
+``what_if_supported`` / ``what_if_spec_determined`` follow them for any plugin,
+in-tree or not. The in-tree declarations are pinned: they are the filters the
+runtime named before the declarations existed, so no decision moved.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from kubesched.framework.config import FILTER
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import (
+    FilterPlugin,
+    StaticFilterPlugin,
+    Verdicts,
+    WhatIfFilterPlugin,
+    is_spec_determined_filter,
+    is_static_filter,
+)
+from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.snapshot import build_table
+from kubesched.framework.status import SUCCESS, Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.filtering import FilterForms
+from kubesched.runtime.framework import Framework
+from kubesched.scheduler.registry import in_tree_registry
+from tests.builders import make_node, make_pod
+from tests.scheduler.harness import build_framework, in_tree_profile, instance_registry, profile
+
+ODD = Status(Code.UNSCHEDULABLE, "odd row")
+SMALL = Status(Code.UNSCHEDULABLE, "too little room")
+
+
+class OddRows:
+    """A static filter (not named as any in-tree plugin): rejects odd rows."""
+
+    static_filter = True
+
+    def __init__(self, name: str, *, spec_determined: bool) -> None:
+        self.name = name
+        if spec_determined:
+            self.spec_determined_filter = True
+        self.calls: Counter[str] = Counter()
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+        self.calls["filter_vector"] += 1
+        return Verdicts.from_mask(np.arange(table.capacity) % 2 == 1, ODD)
+
+
+class Room:
+    """A what-if filter: a row passes when its summed requests' first column is
+    below 10. ``passes`` / ``one_row`` add the optional what-if forms."""
+
+    def __init__(self, name: str, *, passes: bool = False, one_row: bool = False) -> None:
+        self.name = name
+        self.spec_determined_filter = True
+        self.calls: Counter[str] = Counter()
+        if passes:
+            self.passes_what_if = self._passes
+        if one_row:
+            self.filter_what_if_row = self._one_row
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
+
+    def filter_what_if(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> Verdicts:
+        self.calls["filter_what_if"] += 1
+        return Verdicts.from_mask(requested[:, 0] >= 10, SMALL)
+
+    def _passes(
+        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
+    ) -> BoolArray:
+        self.calls["passes_what_if"] += 1
+        ok: BoolArray = requested[:, 0] < 10
+        return ok
+
+    def _one_row(self, state: CycleState, pod: PodInfo, row: int, requested: list[int]) -> Status:
+        self.calls["filter_what_if_row"] += 1
+        return SUCCESS if requested[0] < 10 else SMALL
+
+
+class PerNodeOnly:
+    """A filter with neither a vectorised nor a what-if form."""
+
+    name = "PerNodeOnly"
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
+
+
+def framework(*plugins: FilterPlugin) -> Framework:
+    table = build_table([make_node(f"n{i}").capacity(cpu="4", pods=110).obj() for i in range(4)])
+    names = [p.name for p in plugins]
+    return build_framework(profile({FILTER: names}), instance_registry(*plugins), table=table)
+
+
+def cycle(fwk: Framework) -> tuple[CycleState, PodInfo]:
+    state = CycleState()
+    pod = make_pod("p").info()
+    _, s, _ = fwk.run_pre_filter_plugins(state, pod)
+    assert s.is_success()
+    return state, pod
+
+
+def test_in_tree_declarations_are_the_filters_the_runtime_used_to_name() -> None:
+    fwk = build_framework(in_tree_profile(), in_tree_registry())
+    static = {p.name for p in fwk.filter_plugins if is_static_filter(p)}
+    spec = {p.name for p in fwk.filter_plugins if is_spec_determined_filter(p)}
+    assert static == {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "DynamicResources",
+    }
+    assert spec == {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+    }
+    for p in fwk.filter_plugins:
+        assert isinstance(p, StaticFilterPlugin) == (p.name in static)
+
+
+@pytest.mark.parametrize(
+    ("static_declares", "want"), [(True, True), (False, False)], ids=["declared", "undeclared"]
+)
+def test_spec_determined_follows_the_declarations(static_declares: bool, want: bool) -> None:
+    fwk = framework(OddRows("Odd", spec_determined=static_declares), Room("Room"))
+    state, _ = cycle(fwk)
+    assert fwk.what_if_supported(state)
+    assert fwk.what_if_spec_determined(state) is want
+
+
+def test_a_filter_without_a_what_if_form_rules_the_what_if_path_out() -> None:
+    fwk = framework(OddRows("Odd", spec_determined=True), PerNodeOnly())
+    state, pod = cycle(fwk)
+    assert not fwk.what_if_supported(state)
+    assert not fwk.what_if_spec_determined(state)
+    rows = np.arange(4, dtype=np.int64)
+    assert fwk.run_filter_what_if(state, pod, rows, np.zeros((4, 1), dtype=np.int64)) is None
+    assert fwk.filter_rows(state, pod, rows, {}) is None
+
+
+@pytest.mark.parametrize("forms", [False, True], ids=["filter_what_if only", "every form"])
+def test_the_what_if_runners_use_the_declared_forms(forms: bool) -> None:
+    odd = OddRows("Odd", spec_determined=True)
+    room = Room("Room", passes=forms, one_row=forms)
+    fwk = framework(odd, room)
+    assert (FilterForms.of(room).passes is not None) is forms
+    assert isinstance(room, WhatIfFilterPlugin)
+    state, pod = cycle(fwk)
+    rows = np.arange(4, dtype=np.int64)
+    requested = np.array([[0], [0], [20], [5]], dtype=np.int64)
+
+    got = fwk.run_filter_what_if_passes(state, pod, rows, requested)
+    assert got is not None
+    assert got.tolist() == [True, False, False, False]
+    answer = fwk.run_filter_what_if(state, pod, rows, requested)
+    assert answer is not None
+    index, statuses = answer
+    assert [statuses[i].reasons[0] if i >= 0 else "" for i in index.tolist()] == [
+        "",
+        "odd row",
+        "too little room",
+        "odd row",
+    ]
+    assert [s.plugin for s in statuses] == ["Odd", "Room"]
+    one = fwk.run_filter_what_if_row(state, pod, 2, requested[2])
+    assert one is not None
+    assert (one.reasons, one.plugin) == (("too little room",), "Room")
+
+    # The static filter's verdicts are read once for the cycle.
+    assert odd.calls["filter_vector"] == 1
+    if forms:
+        assert room.calls == {"passes_what_if": 1, "filter_what_if": 1, "filter_what_if_row": 1}
+    else:
+        assert room.calls == {"filter_what_if": 3}
