@@ -1,0 +1,447 @@
+"""The vectorised answers of static plugins, derived from their per-node code.
+
+A static plugin declares what its per-node ``filter`` / ``score`` reads of a node
+(``framework.reads``). ``node_groups`` splits the table's live rows into groups
+of rows equal on those columns (``np.unique`` over the columns' codes); the
+plugin's own ``filter`` / ``score`` runs once per group on a representative
+row's NodeInfo and the answer is spread to every row of the group. The
+per-node code is thus the only definition of the decision, and the derived
+answer equals it on every row by the ``Reads`` contract.
+
+``Derived`` keeps one plugin's derived answers: per ``Reads`` (by value) while
+the table's nodes do not change (``NodeTable.node_generation``; pod changes
+never change a static answer). A plugin owns one ``Derived`` for its lifetime
+and delegates its vectorised forms to it (``filter_vector``, ``score_vector``,
+``score_slots``). Answers of a pod-dependent ``Reads`` (host ports) are derived
+for the table's current pods and never kept.
+
+Statuses are the plugin's own Status objects (success omitted, equal ones
+shared); a group whose answer is an Error, or whose score fails, makes the
+derived form answer None, so that the per-node path reports the error exactly
+as it would. Normalisation has one definition, the plugin's own
+``normalize_score``, called on one score per group present among the scored
+nodes (see ``StaticScorePlugin.score_reads`` for why that suffices).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Final
+
+import numpy as np
+
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import NodeSet, Verdicts
+from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.reads import (
+    Columns,
+    LabelRead,
+    Reads,
+    StaticFilterPlugin,
+    StaticScorePlugin,
+)
+from kubesched.framework.results import NodeScore
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+
+MAX_ENTRIES: Final = 256
+"""A ``Derived`` drops all its answers of a kind beyond this many distinct ``Reads``
+(a workload sees a handful of pod shapes; the bound only caps memory)."""
+
+
+# --------------------------------------------------------------------------- groups
+
+
+class NodeGroups:
+    """The table's live rows grouped by some node columns.
+
+    ``group_of_row[row]`` is the row's group (``len(representatives)`` for a
+    free slot, so arrays extended by one trailing entry can be indexed with it
+    directly); ``representatives[g]`` is the first row of group ``g``.
+    """
+
+    __slots__ = ("group_of_row", "representatives")
+
+    def __init__(self, group_of_row: IntArray, representatives: list[int]) -> None:
+        self.group_of_row = group_of_row
+        self.representatives = representatives
+
+    def __len__(self) -> int:
+        return len(self.representatives)
+
+
+def _label_codes(table: NodeTable, read: LabelRead) -> IntArray:
+    """-1 without the label; with ``read.values``: 0 for another value, 1 + the
+    value's index among the sorted ``values``; else the label's value code."""
+    col = table.label(read.key)
+    codes = col.codes.astype(np.int64)
+    if read.values is None:
+        return codes
+    lut = np.zeros(len(col.values) + 1, dtype=np.int64)
+    lut[-1] = -1  # code -1 (no label) indexes the last entry
+    for i, v in enumerate(sorted(read.values)):
+        c = col.index.get(v)
+        if c is not None:
+            lut[c] = i + 1
+    out: IntArray = lut[codes]
+    return out
+
+
+def _name_codes(table: NodeTable, names: frozenset[str]) -> IntArray:
+    """The index of the node's name among the sorted ``names`` (and ""), else -1."""
+    out = np.full(table.capacity, -1, dtype=np.int64)
+    for i, n in enumerate(sorted(names | {""})):
+        row = table.row_of.get(n)
+        if row is not None:
+            out[row] = i
+    return out
+
+
+def _image_codes(table: NodeTable, image: str) -> IntArray:
+    """-1 without the image, else a code per distinct (size, num_nodes) of it."""
+    out = np.full(table.capacity, -1, dtype=np.int64)
+    holders = table.images.get(image)
+    if holders:
+        seen: dict[tuple[int, int], int] = {}
+        infos = table.infos
+        for row in holders:
+            info = infos[row]
+            st = info.image_states.get(image) if info is not None else None
+            key = (-1, -1) if st is None else (st.size, st.num_nodes)
+            out[row] = seen.setdefault(key, len(seen))
+    return out
+
+
+def _columns(table: NodeTable, reads: Reads) -> list[IntArray]:
+    cols: list[IntArray] = []
+    if reads.taints:
+        cols.append(table.taint_set.astype(np.int64))
+    if reads.unschedulable:
+        cols.append(table.unschedulable.astype(np.int64))
+    cols.extend(_label_codes(table, lr) for lr in reads.labels)
+    if reads.names is not None:
+        cols.append(_name_codes(table, reads.names))
+    cols.extend(_image_codes(table, image) for image in reads.images)
+    if reads.host_ports:
+        # Port sets are not interned: rows using host ports are each their own group.
+        cols.append(np.where(table.has_ports, np.arange(table.capacity), -1))
+    return cols
+
+
+def _dense_limit(n: int) -> int:
+    """Keys below this are ranked with ``np.bincount`` (linear), larger ones sorted."""
+    return 4 * n + 64
+
+
+def _compress(key: IntArray, bound: int) -> tuple[IntArray, int]:
+    """``key`` (values in [0, bound)) renumbered 0.. in value order, and the number
+    of distinct values."""
+    if bound <= _dense_limit(len(key)):
+        present = np.zeros(bound, dtype=np.bool_)
+        present[key] = True
+        rank = np.cumsum(present) - 1
+        out: IntArray = rank[key]
+        return out, int(rank[-1]) + 1
+    values, inverse = np.unique(key, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64, copy=False), len(values)
+
+
+def node_groups(table: NodeTable, reads: Reads) -> NodeGroups:
+    """Group the live rows of ``table`` by the columns ``reads`` declares (groups in
+    the order of their column values, each represented by its first row)."""
+    live = np.flatnonzero(table.alive)
+    n = len(live)
+    if n == 0:
+        return NodeGroups(np.zeros(table.capacity, dtype=np.int64), [])
+    key = np.zeros(n, dtype=np.int64)
+    bound = 1
+    for col in _columns(table, reads):
+        c = col[live] + 1  # >= 0
+        radix = int(c.max()) + 1
+        # key < bound <= max(n, dense limit) here, so this cannot overflow int64.
+        key = key * radix + c
+        bound *= radix
+        if bound > _dense_limit(n):
+            key, bound = _compress(key, bound)
+    key, count = _compress(key, bound)
+    first = np.full(count, n, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(n, dtype=np.int64))
+    group_of_row = np.full(table.capacity, count, dtype=np.int64)
+    group_of_row[live] = key
+    group_of_row.setflags(write=False)
+    return NodeGroups(group_of_row, live[first].tolist())
+
+
+def _representative_infos(table: NodeTable, groups: NodeGroups) -> list[NodeInfo]:
+    infos = table.infos
+    out: list[NodeInfo] = []
+    for row in groups.representatives:
+        info = infos[row]
+        assert info is not None, row
+        out.append(info)
+    return out
+
+
+# --------------------------------------------------------------------------- answers
+
+
+def derive_filter(
+    plugin: StaticFilterPlugin,
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    groups: NodeGroups,
+) -> Verdicts | None:
+    """The plugin's ``filter`` once per group, spread to every row; None when some
+    group's answer is neither success nor a rejection (an Error)."""
+    statuses: list[Status] = []
+    position: dict[Status, int] = {}
+    index_of_group = np.full(len(groups) + 1, -1, dtype=np.int32)
+    for g, info in enumerate(_representative_infos(table, groups)):
+        s = plugin.filter(state, pod, info)
+        if s.code == Code.SUCCESS:
+            continue
+        if not s.is_rejected():
+            return None
+        i = position.get(s)
+        if i is None:
+            i = position[s] = len(statuses)
+            statuses.append(s)
+        index_of_group[g] = i
+    if not statuses:
+        return Verdicts.all_pass(table.capacity)
+    index = index_of_group[groups.group_of_row]
+    index.setflags(write=False)
+    return Verdicts(index, tuple(statuses))
+
+
+def derive_raw_scores(
+    plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable, groups: NodeGroups
+) -> IntArray | None:
+    """The plugin's raw ``score`` per group, plus a trailing 0 for free slots; None
+    when some group's score fails."""
+    raw = np.zeros(len(groups) + 1, dtype=np.int64)
+    for g, info in enumerate(_representative_infos(table, groups)):
+        score, s = plugin.score(state, pod, info)
+        if s.code != Code.SUCCESS:
+            return None
+        raw[g] = score
+    raw.setflags(write=False)
+    return raw
+
+
+def _normalize(
+    plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, raw: list[int]
+) -> list[int] | None:
+    """The plugin's ``normalize_score`` over one score per group (raw as is without
+    score extensions); None when it fails."""
+    ext = plugin.score_extensions()
+    if ext is None:
+        return raw
+    scores = [NodeScore("", v) for v in raw]
+    if ext.normalize_score(state, pod, scores).code != Code.SUCCESS:
+        return None
+    return [x.score for x in scores]
+
+
+class _ScoreEntry:
+    """One ``Reads``' raw scores per group, and what was derived from them."""
+
+    __slots__ = ("checked", "constant", "groups", "kept", "raw", "slots")
+
+    def __init__(self, groups: NodeGroups, raw: IntArray | None, kept: bool) -> None:
+        self.groups = groups
+        self.raw = raw
+        self.kept = kept
+        """False for a pod-dependent ``Reads`` (derived for this call only)."""
+        self.checked = False
+        self.constant: int | None = None
+        """Once ``checked``: the normalised score when every live group has the
+        same raw score (and normalisation succeeds), else None."""
+        self.slots: IntArray | None = None
+
+
+class Derived:
+    """One static plugin's derived answers, kept per ``Reads`` for one table at one
+    node generation (a node change, another table or a reallocation drops them).
+
+    The owner (a plugin object) creates it once and passes itself to every call;
+    answers may depend on the owner's args, so a ``Derived`` serves one owner.
+    """
+
+    __slots__ = (
+        "_capacity",
+        "_constants",
+        "_filters",
+        "_generation",
+        "_groups",
+        "_not_static",
+        "_scores",
+        "_table",
+    )
+
+    def __init__(self) -> None:
+        self._table: weakref.ref[NodeTable] | None = None
+        self._generation = -1
+        self._capacity = -1
+        self._groups: dict[Columns, NodeGroups] = {}
+        self._filters: dict[Reads, Verdicts] = {}
+        self._not_static: set[Reads] = set()
+        """``Reads`` whose derived Filter answered None (some group's answer is an Error)."""
+        self._scores: dict[Reads, _ScoreEntry] = {}
+        self._constants: dict[tuple[int, int], IntArray] = {}
+        """(capacity, value) -> a read-only array of ``value`` everywhere, shared
+        by every ``Reads`` whose slots are that constant (kept across node changes:
+        its values never change)."""
+
+    def _sync(self, table: NodeTable) -> None:
+        ref = self._table
+        if (
+            ref is None
+            or ref() is not table
+            or self._generation != table.node_generation
+            or self._capacity != table.capacity
+        ):
+            self._table = weakref.ref(table)
+            self._generation = table.node_generation
+            self._capacity = table.capacity
+            self._groups = {}
+            self._filters = {}
+            self._not_static = set()
+            self._scores = {}
+
+    def groups(self, table: NodeTable, reads: Reads) -> NodeGroups:
+        """``node_groups(table, reads)``, kept unless ``reads`` is pod-dependent."""
+        if reads.host_ports:
+            return node_groups(table, reads)
+        self._sync(table)
+        key = reads.columns
+        got = self._groups.get(key)
+        if got is None:
+            if len(self._groups) >= MAX_ENTRIES:
+                self._groups = {}
+            got = self._groups[key] = node_groups(table, reads)
+        return got
+
+    # ------------------------------------------------------------------ filter
+    def filter(
+        self, plugin: StaticFilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> Verdicts | None:
+        """Verdicts over every table row (a shared read-only index), equal to the
+        plugin's ``filter`` on each live row; None when not static for this pod."""
+        reads = plugin.filter_reads(state, pod)
+        if reads is None:
+            return None
+        if reads.host_ports:
+            return derive_filter(plugin, state, pod, table, node_groups(table, reads))
+        self._sync(table)
+        v = self._filters.get(reads)
+        if v is not None or reads in self._not_static:
+            return v
+        v = derive_filter(plugin, state, pod, table, self.groups(table, reads))
+        if v is None:
+            if len(self._not_static) >= MAX_ENTRIES:
+                self._not_static = set()
+            self._not_static.add(reads)
+        else:
+            if len(self._filters) >= MAX_ENTRIES:
+                self._filters = {}
+            self._filters[reads] = v
+        return v
+
+    # ------------------------------------------------------------------ score
+    def _score_entry(
+        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> _ScoreEntry | None:
+        reads = plugin.score_reads(state, pod)
+        if reads is None:
+            return None
+        if reads.host_ports:
+            groups = node_groups(table, reads)
+            return _ScoreEntry(groups, derive_raw_scores(plugin, state, pod, table, groups), False)
+        self._sync(table)
+        entries = self._scores
+        e = entries.get(reads)
+        if e is None:
+            groups = self.groups(table, reads)
+            e = _ScoreEntry(groups, derive_raw_scores(plugin, state, pod, table, groups), True)
+            if len(entries) >= MAX_ENTRIES:
+                entries = self._scores = {}
+            entries[reads] = e
+        return e
+
+    def _constant(
+        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, e: _ScoreEntry
+    ) -> int | None:
+        """The final score of every node when all live groups share one raw score
+        (None otherwise, or when normalisation fails)."""
+        if not e.checked:
+            e.checked = True
+            raw = e.raw
+            assert raw is not None
+            live = raw[:-1]
+            if len(live) and live[live.argmax()] == live[live.argmin()]:
+                got = _normalize(plugin, state, pod, [int(live[0])])
+                e.constant = None if got is None else got[0]
+        return e.constant
+
+    def scores(
+        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, nodes: NodeSet
+    ) -> IntArray | None:
+        """Final (normalised) scores of ``nodes``, equal to the plugin's per-node
+        ``score`` then ``normalize_score`` over them; None when not static for this
+        pod or when a score or the normalisation fails."""
+        e = self._score_entry(plugin, state, pod, nodes.table)
+        if e is None or e.raw is None:
+            return None
+        rows = nodes.rows
+        g = e.groups.group_of_row[rows]
+        if plugin.score_extensions() is None:
+            out: IntArray = e.raw[g]
+            return out
+        if len(rows) == 0:
+            return np.zeros(0, dtype=np.int64)
+        constant = self._constant(plugin, state, pod, e)
+        if constant is not None:
+            return np.full(len(rows), constant, dtype=np.int64)
+        present = np.zeros(len(e.raw), dtype=np.bool_)
+        present[g] = True
+        idx = np.flatnonzero(present)
+        got = _normalize(plugin, state, pod, e.raw[idx].tolist())
+        if got is None:
+            return None
+        final = np.zeros(len(e.raw), dtype=np.int64)
+        final[idx] = got
+        return final[g]
+
+    def slots(
+        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> IntArray | None:
+        """Final scores of every table slot when they do not depend on which nodes
+        are scored (no normalisation, or one raw score on every live node), else
+        None. The same read-only array object is returned while the table's nodes
+        do not change (``SlotScorePlugin`` contract)."""
+        e = self._score_entry(plugin, state, pod, table)
+        if e is None or e.raw is None or not e.kept:
+            return None
+        if e.slots is None:
+            if plugin.score_extensions() is None:
+                e.slots = e.raw[e.groups.group_of_row]
+                e.slots.setflags(write=False)
+            else:
+                constant = self._constant(plugin, state, pod, e)
+                if constant is None:
+                    return None
+                e.slots = self._constant_slots(table.capacity, constant)
+        return e.slots
+
+    def _constant_slots(self, capacity: int, value: int) -> IntArray:
+        key = (capacity, value)
+        got = self._constants.get(key)
+        if got is None:
+            if len(self._constants) >= MAX_ENTRIES:
+                self._constants = {}
+            got = np.full(capacity, value, dtype=np.int64)
+            got.setflags(write=False)
+            self._constants[key] = got
+        return got
