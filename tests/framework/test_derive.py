@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.api.selectors import parse_int64_label
 from kubesched.api.types import Node, Taint
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.derive import MAX_ENTRIES, Derived, node_groups
@@ -53,7 +54,12 @@ def column_value(table: NodeTable, row: int, reads: Reads) -> tuple[object, ...]
         out.append(node.unschedulable)
     for lr in reads.labels:
         v = node.labels.get(lr.key)
-        out.append(v if v is None or lr.values is None or v in lr.values else "<other>")
+        if v is None or lr.values is None:
+            out.append(v)
+            continue
+        n = parse_int64_label(v)
+        sides = tuple(None if n is None else (n < b, n == b) for b in sorted(lr.bounds))
+        out.append((v if v in lr.values else "<other>", sides))
     if reads.names is not None:
         out.append(node.name if node.name in reads.names or not node.name else "<other>")
     for image in reads.images:
@@ -68,7 +74,9 @@ _nodes = st.lists(
     st.tuples(
         st.sampled_from([(), (Taint("a", "", "NoSchedule"),), (Taint("b", "1", "NoExecute"),)]),
         st.booleans(),
-        st.dictionaries(st.sampled_from(["zone", "gen"]), st.sampled_from(["a", "b", "1"])),
+        st.dictionaries(
+            st.sampled_from(["zone", "gen"]), st.sampled_from(["a", "b", "1", "+1", "-1", "3", "7"])
+        ),
         st.sets(st.sampled_from(["img1", "img2"])),
         st.booleans(),
     ),
@@ -84,6 +92,8 @@ _reads = st.builds(
             (),
             (LabelRead("zone"),),
             (LabelRead("gen", frozenset({"1"})), LabelRead("zone", frozenset())),
+            (LabelRead("gen", frozenset(), frozenset({1, 3})),),
+            (LabelRead("gen", frozenset({"a"}), frozenset({-1})), LabelRead("zone")),
             (LabelRead("missing"),),
         ]
     ),
@@ -93,8 +103,16 @@ _reads = st.builds(
 )
 
 
+_sparse_reads = st.builds(
+    Reads,
+    names=_reads.map(lambda r: r.names),
+    images=_reads.map(lambda r: r.images),
+    host_ports=st.booleans(),
+)
+
+
 @settings(max_examples=scaled(200), deadline=None)
-@given(_nodes, _reads, st.sets(st.integers(0, 7)))
+@given(_nodes, st.one_of(_reads, _sparse_reads), st.sets(st.integers(0, 7)))
 def test_groups_are_the_rows_equal_on_the_declared_columns(
     spec: list[tuple[tuple[Taint, ...], bool, dict[str, str], set[str], bool]],
     reads: Reads,
@@ -390,3 +408,25 @@ def test_a_node_without_a_name_is_told_apart_when_names_are_read() -> None:
     g = groups.group_of_row
     assert len(groups) == 3
     assert len({int(g[table.row_of[n]]) for n in ("", "x", "n1")}) == 3
+
+
+def test_label_bounds_group_values_by_their_place_among_the_bounds() -> None:
+    """Gt / Lt with bounds 1 and 3: values below 1, equal to 1, between, equal to 3
+    and above answer alike within each class; values that do not parse as int64 and
+    nodes without the label form their own classes."""
+    values = ["a", "-1", "0", "1", "+1", "2", "3", "9", "10", None, "x"]
+    table = build_table(
+        [
+            make_node(f"n{i}").labels({} if v is None else {"gen": v}).obj()
+            for i, v in enumerate(values)
+        ]
+    )
+    groups = node_groups(table, Reads(labels=(LabelRead("gen", frozenset(), frozenset({1, 3})),)))
+    g = [int(groups.group_of_row[table.row_of[f"n{i}"]]) for i in range(len(values))]
+    classes: dict[int, set[str | None]] = {}
+    for v, gi in zip(values, g, strict=True):
+        classes.setdefault(gi, set()).add(v)
+    assert sorted(classes.values(), key=lambda c: sorted(map(str, c))) == sorted(
+        [{"a", "x"}, {"-1", "0"}, {"1", "+1"}, {"2"}, {"3"}, {"9", "10"}, {None}],
+        key=lambda c: sorted(map(str, c)),
+    )

@@ -47,13 +47,26 @@ def test_selector_reads_per_operator() -> None:
     got = selector_reads([term])
     assert got.labels == (
         LabelRead("disk", frozenset()),
-        LabelRead("gen", None),
+        LabelRead("gen", frozenset(), frozenset({3})),
         LabelRead("gpu", frozenset()),
         LabelRead("odd", None),
         LabelRead("zone", frozenset({"a", "b", "c"})),
     )
     assert got.names is None, "no matchFields: the name is not read"
     assert not (got.taints or got.unschedulable or got.images or got.host_ports)
+
+
+def test_gt_and_lt_read_their_bounds_or_the_whole_value() -> None:
+    terms = [
+        NodeSelectorTerm((R("gen", "Gt", ("+3",)), R("gen", "In", ("x",)))),
+        NodeSelectorTerm((R("gen", "Lt", ("-2",)), R("rank", "Lt", ("ten",)))),
+        NodeSelectorTerm((R("size", "Gt", ("1", "2")),)),
+    ]
+    assert selector_reads(terms).labels == (
+        LabelRead("gen", frozenset({"x"}), frozenset({3, -2})),
+        LabelRead("rank", None),
+        LabelRead("size", None),
+    )
 
 
 def test_selector_reads_merge_map_terms_and_fields() -> None:
@@ -66,7 +79,10 @@ def test_selector_reads_merge_map_terms_and_fields() -> None:
         NodeSelectorTerm(match_fields=(R("metadata.namespace", "In", ("x",)),)),
     ]
     got = selector_reads(terms, {"rack": "r1", "zone": "b"}, fragment="f")
-    assert got.labels == (LabelRead("rack", frozenset({"r1"})), LabelRead("zone", None))
+    assert got.labels == (
+        LabelRead("rack", frozenset({"r1"})),
+        LabelRead("zone", frozenset({"a", "b"}), frozenset({2})),
+    )
     assert got.names == frozenset({"n1", "n2", "x"})
     assert got.fragment == "f"
     empty_fields = selector_reads([NodeSelectorTerm(match_fields=(R("f", "In", ()),))])

@@ -71,8 +71,10 @@ class NodeGroups:
 
 
 def _label_codes(table: NodeTable, read: LabelRead) -> IntArray:
-    """-1 without the label; with ``read.values``: 0 for another value, 1 + the
-    value's index among the sorted ``values``; else the label's value code."""
+    """-1 without the label; with ``read.values``: a code per class of values (another
+    value, or one of the sorted ``values``) combined with the value's place among
+    the sorted ``bounds`` once parsed as int64 (not parsed, below / equal to each
+    bound); without ``read.values``: the label's value code."""
     col = table.label(read.key)
     codes = col.codes.astype(np.int64)
     if read.values is None:
@@ -84,12 +86,20 @@ def _label_codes(table: NodeTable, read: LabelRead) -> IntArray:
         if c is not None:
             lut[c] = i + 1
     out: IntArray = lut[codes]
+    if read.bounds:
+        bounds = np.array(sorted(read.bounds), dtype=np.int64)
+        ints, parsed = col.as_ints()
+        place = np.searchsorted(bounds, ints)
+        equal = bounds[np.minimum(place, len(bounds) - 1)] == ints
+        side = np.where(parsed, 2 * place + equal + 1, 0)
+        out = np.where(out < 0, -1, out * (2 * len(bounds) + 2) + side)
     return out
 
 
-def _name_codes(table: NodeTable, names: frozenset[str]) -> IntArray:
-    """The index of the node's name among the sorted ``names`` (and ""), else -1."""
-    out = np.full(table.capacity, -1, dtype=np.int64)
+def _name_entries(table: NodeTable, names: frozenset[str]) -> dict[int, int]:
+    """Row -> the index of its node's name among the sorted ``names`` and "" (rows
+    named otherwise are left out)."""
+    out: dict[int, int] = {}
     for i, n in enumerate(sorted(names | {""})):
         row = table.row_of.get(n)
         if row is not None:
@@ -97,35 +107,48 @@ def _name_codes(table: NodeTable, names: frozenset[str]) -> IntArray:
     return out
 
 
-def _image_codes(table: NodeTable, image: str) -> IntArray:
-    """-1 without the image, else a code per distinct (size, num_nodes) of it."""
-    out = np.full(table.capacity, -1, dtype=np.int64)
-    holders = table.images.get(image)
-    if holders:
-        seen: dict[tuple[int, int], int] = {}
-        infos = table.infos
-        for row in holders:
-            info = infos[row]
-            st = info.image_states.get(image) if info is not None else None
-            key = (-1, -1) if st is None else (st.size, st.num_nodes)
-            out[row] = seen.setdefault(key, len(seen))
+def _image_entries(table: NodeTable, image: str) -> dict[int, int]:
+    """Row -> a code per distinct (size, num_nodes) of the image (rows without it
+    are left out)."""
+    out: dict[int, int] = {}
+    seen: dict[tuple[int, int], int] = {}
+    infos = table.infos
+    for row in table.images.get(image, {}):
+        info = infos[row]
+        st = info.image_states.get(image) if info is not None else None
+        key = (-1, -1) if st is None else (st.size, st.num_nodes)
+        out[row] = seen.setdefault(key, len(seen))
     return out
 
 
-def _columns(table: NodeTable, reads: Reads) -> list[IntArray]:
+def _sparse_columns(table: NodeTable, reads: Reads) -> list[dict[int, int]]:
+    """The declared columns that are -1 on most rows (name, images, host ports), as
+    row -> code for the other rows."""
+    cols: list[dict[int, int]] = []
+    if reads.names is not None:
+        cols.append(_name_entries(table, reads.names))
+    cols.extend(_image_entries(table, image) for image in reads.images)
+    if reads.host_ports:
+        # Port sets are not interned: rows using host ports are each their own group.
+        cols.append({r: r for r in np.flatnonzero(table.has_ports).tolist()})
+    return cols
+
+
+def _dense_columns(table: NodeTable, reads: Reads) -> list[IntArray]:
     cols: list[IntArray] = []
     if reads.taints:
         cols.append(table.taint_set.astype(np.int64))
     if reads.unschedulable:
         cols.append(table.unschedulable.astype(np.int64))
     cols.extend(_label_codes(table, lr) for lr in reads.labels)
-    if reads.names is not None:
-        cols.append(_name_codes(table, reads.names))
-    cols.extend(_image_codes(table, image) for image in reads.images)
-    if reads.host_ports:
-        # Port sets are not interned: rows using host ports are each their own group.
-        cols.append(np.where(table.has_ports, np.arange(table.capacity), -1))
     return cols
+
+
+def _spread(table: NodeTable, entries: dict[int, int]) -> IntArray:
+    out = np.full(table.capacity, -1, dtype=np.int64)
+    if entries:
+        out[np.fromiter(entries, np.int64, len(entries))] = list(entries.values())
+    return out
 
 
 def _dense_limit(n: int) -> int:
@@ -137,8 +160,9 @@ def _compress(key: IntArray, bound: int) -> tuple[IntArray, int]:
     """``key`` (values in [0, bound)) renumbered 0.. in value order, and the number
     of distinct values."""
     if bound <= _dense_limit(len(key)):
-        present = np.zeros(bound, dtype=np.bool_)
-        present[key] = True
+        present = np.bincount(key, minlength=bound) > 0
+        if present.all():
+            return key, bound
         rank = np.cumsum(present) - 1
         out: IntArray = rank[key]
         return out, int(rank[-1]) + 1
@@ -146,16 +170,22 @@ def _compress(key: IntArray, bound: int) -> tuple[IntArray, int]:
     return inverse.reshape(-1).astype(np.int64, copy=False), len(values)
 
 
-def node_groups(table: NodeTable, reads: Reads) -> NodeGroups:
-    """Group the live rows of ``table`` by the columns ``reads`` declares (groups in
-    the order of their column values, each represented by its first row)."""
-    live = np.flatnonzero(table.alive)
+def node_groups(table: NodeTable, reads: Reads, live: IntArray | None = None) -> NodeGroups:
+    """Group the live rows of ``table`` (``live``: ``np.flatnonzero(table.alive)`` if
+    the caller has it) by the columns ``reads`` declares (groups in the order of
+    their column values, each represented by its first row)."""
+    if live is None:
+        live = np.flatnonzero(table.alive)
     n = len(live)
     if n == 0:
         return NodeGroups(np.zeros(table.capacity, dtype=np.int64), [])
+    dense = _dense_columns(table, reads)
+    sparse = _sparse_columns(table, reads)
+    if not dense:
+        return _sparse_groups(table, live, sparse)
     key = np.zeros(n, dtype=np.int64)
     bound = 1
-    for col in _columns(table, reads):
+    for col in dense + [_spread(table, entries) for entries in sparse]:
         c = col[live] + 1  # >= 0
         radix = int(c.max()) + 1
         # key < bound <= max(n, dense limit) here, so this cannot overflow int64.
@@ -170,6 +200,29 @@ def node_groups(table: NodeTable, reads: Reads) -> NodeGroups:
     group_of_row[live] = key
     group_of_row.setflags(write=False)
     return NodeGroups(group_of_row, live[first].tolist())
+
+
+def _sparse_groups(table: NodeTable, live: IntArray, cols: list[dict[int, int]]) -> NodeGroups:
+    """``node_groups`` when every declared column is sparse: the few rows with a code
+    are grouped in Python, every other live row falls in one group (group 0, its
+    key -1 everywhere being the smallest)."""
+    special = sorted(r for r in set[int]().union(*cols) if table.alive[r])
+    keys = [tuple(col.get(r, -1) for col in cols) for r in special]
+    default = len(live) > len(special)
+    gid = {k: i + default for i, k in enumerate(sorted(set(keys)))}
+    count = len(gid) + default
+    group_of_row = np.where(table.alive, 0, count).astype(np.int64)
+    reps = [-1] * count
+    if default:
+        taken = set(special)
+        reps[0] = next(r for r in live[: len(special) + 1].tolist() if r not in taken)
+    for r, k in zip(special, keys, strict=True):
+        g = gid[k]
+        group_of_row[r] = g
+        if reps[g] < 0:
+            reps[g] = r
+    group_of_row.setflags(write=False)
+    return NodeGroups(group_of_row, reps)
 
 
 def _representative_infos(table: NodeTable, groups: NodeGroups) -> list[NodeInfo]:
@@ -275,6 +328,7 @@ class Derived:
         "_filters",
         "_generation",
         "_groups",
+        "_live",
         "_not_static",
         "_scores",
         "_table",
@@ -285,6 +339,8 @@ class Derived:
         self._generation = -1
         self._capacity = -1
         self._groups: dict[Columns, NodeGroups] = {}
+        self._live: IntArray | None = None
+        """The table's live rows (computed on first need after a sync)."""
         self._filters: dict[Reads, Verdicts] = {}
         self._not_static: set[Reads] = set()
         """``Reads`` whose derived Filter answered None (some group's answer is an Error)."""
@@ -306,6 +362,7 @@ class Derived:
             self._generation = table.node_generation
             self._capacity = table.capacity
             self._groups = {}
+            self._live = None
             self._filters = {}
             self._not_static = set()
             self._scores = {}
@@ -320,7 +377,9 @@ class Derived:
         if got is None:
             if len(self._groups) >= MAX_ENTRIES:
                 self._groups = {}
-            got = self._groups[key] = node_groups(table, reads)
+            if self._live is None:
+                self._live = np.flatnonzero(table.alive)
+            got = self._groups[key] = node_groups(table, reads, self._live)
         return got
 
     # ------------------------------------------------------------------ filter

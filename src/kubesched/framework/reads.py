@@ -26,7 +26,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from kubesched.api.selectors import DOES_NOT_EXIST, EXISTS, IN, NOT_IN
+from kubesched.api.selectors import DOES_NOT_EXIST, EXISTS, GT, IN, LT, NOT_IN, parse_int64_label
 from kubesched.api.types import NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, ScorePlugin
@@ -36,11 +36,15 @@ from kubesched.framework.types import PodInfo
 @dataclass(frozen=True, slots=True)
 class LabelRead:
     """One label key a node answer reads: ``values`` are the values it compares the
-    label with (nodes whose value is none of them answer alike, nodes without the
-    label alike); None when any value may matter (Gt / Lt parse it)."""
+    label with, and ``bounds`` the integers it compares the label's value with once
+    parsed as int64 (Gt / Lt, ``selectors.parse_int64_label``). Nodes whose value
+    is none of ``values`` and lies alike with respect to every bound answer alike,
+    nodes without the label alike. ``values`` None: any value may matter (then
+    ``bounds`` is empty)."""
 
     key: str
     values: frozenset[str] | None = None
+    bounds: frozenset[int] = frozenset()
 
 
 Columns = tuple[bool, bool, tuple[LabelRead, ...], frozenset[str] | None, tuple[str, ...], bool]
@@ -148,20 +152,18 @@ def selector_reads(
     """What matching ``node_selector`` (a ``spec.nodeSelector`` map) and the node
     selector ``terms`` reads of a node (``api.selectors`` matchers): In / NotIn and
     the map compare label values with theirs, Exists / DoesNotExist test presence,
-    any other operator (Gt, Lt, unknown) may read the whole value; matchFields
-    compare the node's name with their values (any key: other fields read "")."""
-    labels: dict[str, set[str] | None] = {}
+    Gt / Lt compare the parsed value with their bound (any other operator, or a
+    bound that does not parse, may read the whole value); matchFields compare the
+    node's name with their values (any key: other fields read "")."""
+    values: dict[str, set[str] | None] = {}
+    bounds: dict[str, set[int]] = {}
     names: set[str] | None = None
 
-    def want(key: str, values: Iterable[str] | None) -> None:
-        if key in labels:
-            have = labels[key]
-            if have is None or values is None:
-                labels[key] = None
-            else:
-                have.update(values)
-        else:
-            labels[key] = None if values is None else set(values)
+    def want(key: str, vals: Iterable[str] | None, bound: int | None = None) -> None:
+        have = values.get(key, set())
+        values[key] = None if have is None or vals is None else have | set(vals)
+        if bound is not None:
+            bounds.setdefault(key, set()).add(bound)
 
     for k, v in (node_selector or {}).items():
         want(k, (v,))
@@ -171,14 +173,21 @@ def selector_reads(
                 want(r.key, r.values)
             elif r.operator in (EXISTS, DOES_NOT_EXIST):
                 want(r.key, ())
+            elif r.operator in (GT, LT) and len(r.values) == 1:
+                bound = parse_int64_label(r.values[0])
+                want(r.key, None if bound is None else (), bound)
             else:
                 want(r.key, None)
         for r in t.match_fields:
             names = set(r.values) if names is None else names | set(r.values)
+    labels = []
+    for k, vs in sorted(values.items()):
+        if vs is None:
+            labels.append(LabelRead(k))
+        else:
+            labels.append(LabelRead(k, frozenset(vs), frozenset(bounds.get(k, ()))))
     return Reads(
-        labels=tuple(
-            LabelRead(k, None if v is None else frozenset(v)) for k, v in sorted(labels.items())
-        ),
+        labels=tuple(labels),
         names=None if names is None else frozenset(names),
         fragment=fragment,
     )
