@@ -25,7 +25,6 @@ nodes (see ``StaticScorePlugin.score_reads`` for why that suffices).
 
 from __future__ import annotations
 
-import weakref
 from typing import Final
 
 import numpy as np
@@ -316,14 +315,15 @@ class _ScoreEntry:
 
 class Derived:
     """One static plugin's derived answers, kept per ``Reads`` for one table at one
-    node generation (a node change, another table or a reallocation drops them).
+    node generation (a node change or another table drops them; the table's
+    arrays grow only when a node is added, which is a node change). It holds the
+    table it answered for until it is asked about another.
 
     The owner (a plugin object) creates it once and passes itself to every call;
     answers may depend on the owner's args, so a ``Derived`` serves one owner.
     """
 
     __slots__ = (
-        "_capacity",
         "_constants",
         "_filters",
         "_generation",
@@ -335,9 +335,8 @@ class Derived:
     )
 
     def __init__(self) -> None:
-        self._table: weakref.ref[NodeTable] | None = None
+        self._table: NodeTable | None = None
         self._generation = -1
-        self._capacity = -1
         self._groups: dict[Columns, NodeGroups] = {}
         self._live: IntArray | None = None
         """The table's live rows (computed on first need after a sync)."""
@@ -351,16 +350,10 @@ class Derived:
         its values never change)."""
 
     def _sync(self, table: NodeTable) -> None:
-        ref = self._table
-        if (
-            ref is None
-            or ref() is not table
-            or self._generation != table.node_generation
-            or self._capacity != table.capacity
-        ):
-            self._table = weakref.ref(table)
+        """Drop every kept answer unless they are for ``table`` as it is now."""
+        if self._table is not table or self._generation != table.node_generation:
+            self._table = table
             self._generation = table.node_generation
-            self._capacity = table.capacity
             self._groups = {}
             self._live = None
             self._filters = {}
