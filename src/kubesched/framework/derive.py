@@ -20,7 +20,7 @@ shared); a group whose answer is an Error, or whose score fails, makes the
 derived form answer None, so that the per-node path reports the error exactly
 as it would. Normalisation has one definition, the plugin's own
 ``normalize_score``, called on one score per group present among the scored
-nodes (see ``StaticScorePlugin.score_reads`` for why that suffices).
+nodes (see ``DerivedScorePlugin.score_reads`` for why that suffices).
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.reads import (
     Columns,
+    DerivedFilterPlugin,
+    DerivedScorePlugin,
     LabelRead,
     Reads,
-    StaticFilterPlugin,
-    StaticScorePlugin,
 )
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import Code, Status
@@ -238,7 +238,7 @@ def _representative_infos(table: NodeTable, groups: NodeGroups) -> list[NodeInfo
 
 
 def derive_filter(
-    plugin: StaticFilterPlugin,
+    plugin: DerivedFilterPlugin,
     state: CycleState,
     pod: PodInfo,
     table: NodeTable,
@@ -268,7 +268,11 @@ def derive_filter(
 
 
 def derive_raw_scores(
-    plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable, groups: NodeGroups
+    plugin: DerivedScorePlugin,
+    state: CycleState,
+    pod: PodInfo,
+    table: NodeTable,
+    groups: NodeGroups,
 ) -> IntArray | None:
     """The plugin's raw ``score`` per group, plus a trailing 0 for free slots; None
     when some group's score fails."""
@@ -283,7 +287,7 @@ def derive_raw_scores(
 
 
 def _normalize(
-    plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, raw: list[int]
+    plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, raw: list[int]
 ) -> list[int] | None:
     """The plugin's ``normalize_score`` over one score per group (raw as is without
     score extensions); None when it fails."""
@@ -297,9 +301,9 @@ def _normalize(
 
 
 class _ScoreEntry:
-    """One ``Reads``' raw scores per group, and what was derived from them."""
+    """One ``Reads``' raw scores per group, and (once ``checked``) its ``slots``."""
 
-    __slots__ = ("checked", "constant", "groups", "kept", "raw", "slots")
+    __slots__ = ("checked", "groups", "kept", "raw", "slots")
 
     def __init__(self, groups: NodeGroups, raw: IntArray | None, kept: bool) -> None:
         self.groups = groups
@@ -307,9 +311,6 @@ class _ScoreEntry:
         self.kept = kept
         """False for a pod-dependent ``Reads`` (derived for this call only)."""
         self.checked = False
-        self.constant: int | None = None
-        """Once ``checked``: the normalised score when every live group has the
-        same raw score (and normalisation succeeds), else None."""
         self.slots: IntArray | None = None
 
 
@@ -323,16 +324,7 @@ class Derived:
     answers may depend on the owner's args, so a ``Derived`` serves one owner.
     """
 
-    __slots__ = (
-        "_constants",
-        "_filters",
-        "_generation",
-        "_groups",
-        "_live",
-        "_not_static",
-        "_scores",
-        "_table",
-    )
+    __slots__ = ("_filters", "_generation", "_groups", "_live", "_scores", "_table")
 
     def __init__(self) -> None:
         self._table: NodeTable | None = None
@@ -340,14 +332,8 @@ class Derived:
         self._groups: dict[Columns, NodeGroups] = {}
         self._live: IntArray | None = None
         """The table's live rows (computed on first need after a sync)."""
-        self._filters: dict[Reads, Verdicts] = {}
-        self._not_static: set[Reads] = set()
-        """``Reads`` whose derived Filter answered None (some group's answer is an Error)."""
+        self._filters: dict[Reads, Verdicts | None] = {}
         self._scores: dict[Reads, _ScoreEntry] = {}
-        self._constants: dict[tuple[int, int], IntArray] = {}
-        """(capacity, value) -> a read-only array of ``value`` everywhere, shared
-        by every ``Reads`` whose slots are that constant (kept across node changes:
-        its values never change)."""
 
     def _sync(self, table: NodeTable) -> None:
         """Drop every kept answer unless they are for ``table`` as it is now."""
@@ -357,7 +343,6 @@ class Derived:
             self._groups = {}
             self._live = None
             self._filters = {}
-            self._not_static = set()
             self._scores = {}
 
     def groups(self, table: NodeTable, reads: Reads) -> NodeGroups:
@@ -377,7 +362,7 @@ class Derived:
 
     # ------------------------------------------------------------------ filter
     def filter(
-        self, plugin: StaticFilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable
+        self, plugin: DerivedFilterPlugin, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> Verdicts | None:
         """Verdicts over every table row (a shared read-only index), equal to the
         plugin's ``filter`` on each live row; None when not static for this pod."""
@@ -387,23 +372,18 @@ class Derived:
         if reads.host_ports:
             return derive_filter(plugin, state, pod, table, node_groups(table, reads))
         self._sync(table)
-        v = self._filters.get(reads)
-        if v is not None or reads in self._not_static:
-            return v
+        filters = self._filters
+        if reads in filters:
+            return filters[reads]
         v = derive_filter(plugin, state, pod, table, self.groups(table, reads))
-        if v is None:
-            if len(self._not_static) >= MAX_ENTRIES:
-                self._not_static = set()
-            self._not_static.add(reads)
-        else:
-            if len(self._filters) >= MAX_ENTRIES:
-                self._filters = {}
-            self._filters[reads] = v
+        if len(filters) >= MAX_ENTRIES:
+            filters = self._filters = {}
+        filters[reads] = v
         return v
 
     # ------------------------------------------------------------------ score
     def _score_entry(
-        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
+        self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> _ScoreEntry | None:
         reads = plugin.score_reads(state, pod)
         if reads is None:
@@ -422,23 +402,8 @@ class Derived:
             entries[reads] = e
         return e
 
-    def _constant(
-        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, e: _ScoreEntry
-    ) -> int | None:
-        """The final score of every node when all live groups share one raw score
-        (None otherwise, or when normalisation fails)."""
-        if not e.checked:
-            e.checked = True
-            raw = e.raw
-            assert raw is not None
-            live = raw[:-1]
-            if len(live) and live[live.argmax()] == live[live.argmin()]:
-                got = _normalize(plugin, state, pod, [int(live[0])])
-                e.constant = None if got is None else got[0]
-        return e.constant
-
     def scores(
-        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, nodes: NodeSet
+        self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> IntArray | None:
         """Final (normalised) scores of ``nodes``, equal to the plugin's per-node
         ``score`` then ``normalize_score`` over them; None when not static for this
@@ -446,16 +411,10 @@ class Derived:
         e = self._score_entry(plugin, state, pod, nodes.table)
         if e is None or e.raw is None:
             return None
-        rows = nodes.rows
-        g = e.groups.group_of_row[rows]
+        g = e.groups.group_of_row[nodes.rows]
         if plugin.score_extensions() is None:
             out: IntArray = e.raw[g]
             return out
-        if len(rows) == 0:
-            return np.zeros(0, dtype=np.int64)
-        constant = self._constant(plugin, state, pod, e)
-        if constant is not None:
-            return np.full(len(rows), constant, dtype=np.int64)
         present = np.zeros(len(e.raw), dtype=np.bool_)
         present[g] = True
         idx = np.flatnonzero(present)
@@ -467,7 +426,7 @@ class Derived:
         return final[g]
 
     def slots(
-        self, plugin: StaticScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
+        self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> IntArray | None:
         """Final scores of every table slot when they do not depend on which nodes
         are scored (no normalisation, or one raw score on every live node), else
@@ -476,24 +435,15 @@ class Derived:
         e = self._score_entry(plugin, state, pod, table)
         if e is None or e.raw is None or not e.kept:
             return None
-        if e.slots is None:
+        if not e.checked:
+            e.checked = True
+            raw, live = e.raw, e.raw[:-1]
             if plugin.score_extensions() is None:
-                e.slots = e.raw[e.groups.group_of_row]
+                e.slots = raw[e.groups.group_of_row]
+            elif len(live) and live[live.argmax()] == live[live.argmin()]:
+                got = _normalize(plugin, state, pod, [int(live[0])])
+                if got is not None:
+                    e.slots = np.full(table.capacity, got[0], dtype=np.int64)
+            if e.slots is not None:
                 e.slots.setflags(write=False)
-            else:
-                constant = self._constant(plugin, state, pod, e)
-                if constant is None:
-                    return None
-                e.slots = self._constant_slots(table.capacity, constant)
         return e.slots
-
-    def _constant_slots(self, capacity: int, value: int) -> IntArray:
-        key = (capacity, value)
-        got = self._constants.get(key)
-        if got is None:
-            if len(self._constants) >= MAX_ENTRIES:
-                self._constants = {}
-            got = np.full(capacity, value, dtype=np.int64)
-            got.setflags(write=False)
-            self._constants[key] = got
-        return got

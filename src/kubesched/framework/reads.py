@@ -3,7 +3,7 @@
 A plugin whose ``filter`` / ``score`` answer for a pod depends only on a few
 columns of the node (its taints, its ``unschedulable`` flag, some labels, its
 name, its images, its host ports) declares them for that pod with a ``Reads``
-(``StaticFilterPlugin.filter_reads`` / ``StaticScorePlugin.score_reads``).
+(``DerivedFilterPlugin.filter_reads`` / ``DerivedScorePlugin.score_reads``).
 ``framework.derive`` then groups the table's rows by those columns, calls the
 plugin's own per-node ``filter`` / ``score`` once per group and spreads the
 answers to the rows: the per-node code stays the only definition of the
@@ -103,7 +103,7 @@ NO_READS = Reads()
 
 
 @runtime_checkable
-class StaticFilterPlugin(FilterPlugin, Protocol):
+class DerivedFilterPlugin(FilterPlugin, Protocol):
     def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
         """What ``filter`` reads of a node for this pod (its PreFilter state already
         written); None: not static for this pod (use ``filter`` per node)."""
@@ -111,7 +111,7 @@ class StaticFilterPlugin(FilterPlugin, Protocol):
 
 
 @runtime_checkable
-class StaticScorePlugin(ScorePlugin, Protocol):
+class DerivedScorePlugin(ScorePlugin, Protocol):
     def score_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
         """What ``score`` reads of a node for this pod (its PreScore state already
         written); None: not static for this pod (use ``score`` per node).
