@@ -22,12 +22,10 @@ from kubesched.api.types import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     PodSpec,
-    PreferredSchedulingTerm,
 )
 from kubesched.framework.nodematch import (
     SpecCache,
     node_selector_mask,
-    preferred_terms_score,
     required_node_affinity_mask,
     selector_map_mask,
     term_mask,
@@ -146,19 +144,6 @@ def test_selector_terms_are_ored_and_map_is_anded() -> None:
     }
 
 
-def test_preferred_terms_score() -> None:
-    table, _ = nodes_table()
-    terms = (
-        PreferredSchedulingTerm(2, NodeSelectorTerm((R("zone", "In", ("a",)),))),
-        PreferredSchedulingTerm(0, NodeSelectorTerm((R("zone", "Exists"),))),
-        PreferredSchedulingTerm(5, NodeSelectorTerm((R("gen", "Gt", ("0",)),))),
-        PreferredSchedulingTerm(9, NodeSelectorTerm()),
-    )
-    score = preferred_terms_score(table, terms)
-    got = {name: int(score[row]) for name, row in table.row_of.items()}
-    assert got == {"n1": 7, "n2": 5, "n3": 0, "n4": 0, "n5": 2}
-
-
 def test_masks_follow_node_updates_and_row_reuse() -> None:
     table, _ = nodes_table()
     term = NodeSelectorTerm((R("zone", "In", ("a",)),))
@@ -220,30 +205,20 @@ terms = st.builds(
     st.lists(label_sets, min_size=1, max_size=len(NAMES)),
     st.lists(terms, max_size=3),
     st.dictionaries(st.sampled_from(KEYS[:3]), st.sampled_from(VALUES[:-1]), max_size=2),
-    st.lists(st.tuples(st.integers(0, 5), terms), max_size=3),
 )
 def test_masks_agree_with_per_node_matchers(
     labels: list[dict[str, str]],
     sel_terms: list[NodeSelectorTerm],
     selector_map: dict[str, str],
-    preferred: list[tuple[int, NodeSelectorTerm]],
 ) -> None:
     nodes = [Node(NAMES[i], labels=lbl) for i, lbl in enumerate(labels)]
     table = build_table(nodes)
     sel = NodeSelector(tuple(sel_terms))
     sel_mask = node_selector_mask(table, sel)
     map_mask = selector_map_mask(table, selector_map)
-    pref = tuple(PreferredSchedulingTerm(w, t) for w, t in preferred)
-    score = preferred_terms_score(table, pref)
     for n in nodes:
         row = table.row_of[n.name]
         assert sel_mask[row] == node_selector_matches(sel, n.name, n.labels)
         for t in sel_terms:
             assert term_mask(table, t)[row] == node_selector_term_matches(t, n.name, n.labels)
         assert map_mask[row] == match_node_selector_map(selector_map, n.labels)
-        want = sum(
-            p.weight
-            for p in pref
-            if p.weight and node_selector_term_matches(p.preference, n.name, n.labels)
-        )
-        assert score[row] == want

@@ -18,6 +18,7 @@ from kubesched.framework.interfaces import (
     NodeSet,
     PreScorePlugin,
     ScorePlugin,
+    SlotScorePlugin,
     VectorFilterPlugin,
     VectorScorePlugin,
 )
@@ -62,7 +63,8 @@ def check_score(
     names: Sequence[str] | None = None,
 ) -> tuple[Status, dict[str, int]]:
     """(PreScore status, final scores by node name) on the exact path, asserting the
-    vector path gives the same scores. Scores are empty when PreScore did not succeed."""
+    vector path gives the same scores (``score_vector``, and ``score_slots`` when it
+    answers). Scores are empty when PreScore did not succeed."""
     assert isinstance(plugin, ScorePlugin)
     infos = table_infos(table)
     if names is not None:
@@ -90,4 +92,10 @@ def check_score(
             assert v.dtype == np.int64
             got = {info.name: int(x) for info, x in zip(infos, v.tolist(), strict=True)}
             assert got == exact, f"vector {got} != exact {exact}"
+    if isinstance(plugin, SlotScorePlugin):
+        slots = plugin.score_slots(state, pod, table)
+        if slots is not None:
+            assert len(slots) == table.capacity
+            got = {info.name: int(slots[table.row_of[info.name]]) for info in infos}
+            assert got == exact, f"slots {got} != exact {exact}"
     return pre, exact

@@ -657,10 +657,11 @@ def test_events() -> None:
 
 # --------------------------------------------------------------------------- property
 
-_values = st.sampled_from(["a", "b", "1", "-2", "x y"])
+_values = st.sampled_from(["a", "b", "1", "-2", "x y", "n1"])
+_keys = st.sampled_from(["zone", "gen", "kubernetes.io/hostname"])
 _reqs = st.builds(
     R,
-    st.sampled_from(["zone", "gen"]),
+    _keys,
     st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
     st.lists(_values, max_size=2).map(tuple),
 )
@@ -668,22 +669,24 @@ _terms = st.builds(
     NodeSelectorTerm,
     st.lists(_reqs, max_size=2).map(tuple),
     st.lists(
-        st.sampled_from([name_in("n0"), R("metadata.name", "NotIn", ("n1",))]), max_size=1
+        st.sampled_from(
+            [name_in("n0"), R("metadata.name", "NotIn", ("n1",)), R("metadata.uid", "In", ("",))]
+        ),
+        max_size=1,
     ).map(tuple),
 )
+_labels = st.dictionaries(st.sampled_from(["zone", "gen"]), _values, max_size=2)
 
 
 @settings(max_examples=scaled(150), deadline=None)
 @given(
-    st.lists(
-        st.dictionaries(st.sampled_from(["zone", "gen"]), _values, max_size=2),
-        min_size=1,
-        max_size=5,
-    ),
+    st.lists(_labels, min_size=1, max_size=8),
     st.one_of(st.none(), st.lists(_terms, max_size=2).map(tuple)),
-    st.dictionaries(st.sampled_from(["zone"]), _values, max_size=1),
+    st.dictionaries(st.sampled_from(["zone", "kubernetes.io/hostname"]), _values, max_size=1),
     st.lists(st.tuples(st.integers(0, 3), _terms), max_size=2),
     st.booleans(),
+    _labels,
+    st.sets(st.integers(0, 7)),
 )
 def test_vector_paths_agree_with_exact(
     labels: list[dict[str, str]],
@@ -691,7 +694,12 @@ def test_vector_paths_agree_with_exact(
     node_selector: dict[str, str],
     preferred: list[tuple[int, NodeSelectorTerm]],
     with_added: bool,
+    relabel: dict[str, str],
+    subset: set[int],
 ) -> None:
+    """The derived Filter and Score equal the per-node ones (added affinity,
+    matchFields and per-node distinct hostname labels included), on any subset of
+    scored nodes, and again after a node's labels change."""
     table = build_table([make_node(f"n{i}").labels(lbl).obj() for i, lbl in enumerate(labels)])
     args = None
     if with_added:
@@ -702,8 +710,15 @@ def test_vector_paths_agree_with_exact(
     pl = NodeAffinityPlugin(args, FakeHandle(table))
     pref = tuple(PreferredSchedulingTerm(w, t) for w, t in preferred)
     pod = _info(spec_pod(required, node_selector, pref))
-    state = CycleState()
-    pl.pre_filter(state, pod, table)
-    check_filter(pl, state, pod, table)
-    check_filter(pl, CycleState(), pod, table)
-    check_score(pl, state, pod, table)
+    names = [f"n{i}" for i in range(len(labels)) if i in subset]
+    for _ in range(2):
+        state = CycleState()
+        pl.pre_filter(state, pod, table)
+        check_filter(pl, state, pod, table)
+        check_filter(pl, CycleState(), pod, table)
+        check_score(pl, state, pod, table)
+        check_score(pl, CycleState(), pod, table, names=names)
+        info = table.infos[table.row_of["n0"]]
+        assert info is not None
+        info.set_node(make_node("n0").labels(relabel).obj())
+        table.update_node(info)

@@ -293,13 +293,22 @@ tolerations = st.builds(
     st.lists(st.lists(taints, max_size=3), min_size=1, max_size=6),
     st.lists(tolerations, max_size=3),
     st.integers(min_value=0, max_value=5),
+    st.lists(taints, max_size=2),
 )
 def test_vector_paths_agree_with_exact(
-    node_taints: list[list[Taint]], tols: list[Toleration], subset: int
+    node_taints: list[list[Taint]], tols: list[Toleration], subset: int, retaint: list[Taint]
 ) -> None:
+    """The derived Filter and Score equal the per-node ones, also after a node's
+    taints change (the kept answers must follow)."""
     table = build_table([node(f"n{i}", *ts) for i, ts in enumerate(node_taints)])
     pl = TaintToleration(None, FakeHandle(table))
     p = pod(*tols)
-    check_filter(pl, CycleState(), p, table)
     names = [f"n{i}" for i in range(len(node_taints)) if i != subset]
-    check_score(pl, CycleState(), p, table, names=names)
+    for _ in range(2):
+        check_filter(pl, CycleState(), p, table)
+        check_score(pl, CycleState(), p, table, names=names)
+        check_score(pl, CycleState(), p, table)
+        info = table.infos[table.row_of["n0"]]
+        assert info is not None
+        info.set_node(node("n0", *retaint))
+        table.update_node(info)

@@ -1,10 +1,11 @@
 """Node selectors over a whole NodeTable at once, as boolean masks.
 
-Plugins with a vector path (NodeAffinity, PodTopologySpread's node inclusion,
-...) evaluate a pod's ``NodeSelector`` / ``NodeSelectorTerm`` /
-``nodeSelector`` map over every row of a ``NodeTable`` with these functions
-instead of calling the per-node matchers of ``kubesched.api.selectors`` once
-per node. Both must agree exactly for every node (checked by
+PodTopologySpread's node inclusion (its hand-written row form) evaluates a
+pod's ``nodeSelector`` map and required node affinity over every row of a
+``NodeTable`` with these functions instead of calling the per-node matchers of
+``kubesched.api.selectors`` once per node. (The static plugins no longer use
+them: their vectorised forms are derived from their per-node code,
+``framework.derive``.) Both must agree exactly for every node (checked by
 ``tests/framework/test_nodematch.py``, including a property test):
 
 - a term with neither expressions nor fields, or one that fails to parse
@@ -20,9 +21,8 @@ Masks have one entry per table *slot* (``table.capacity``); entries of free
 slots are meaningless and callers ignore them. None of these functions loops
 over nodes in Python; callers cache the masks per pod spec (``SpecCache``).
 
-Also here: ``SpecCache``, the per-(pod spec, table generation) cache that the
-vector paths of plugins use for everything that depends only on the pod spec
-and static node state (labels, taints, unschedulable).
+Also here: ``SpecCache``, the per-(pod spec, table generation) cache that
+PodTopologySpread's inclusion masks use.
 """
 
 from __future__ import annotations
@@ -49,9 +49,8 @@ from kubesched.api.types import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     PodSpec,
-    PreferredSchedulingTerm,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, LabelColumn, NodeTable
+from kubesched.framework.nodetable import BoolArray, LabelColumn, NodeTable
 
 T = TypeVar("T")
 
@@ -183,16 +182,3 @@ def required_node_affinity_mask(table: NodeTable, spec: PodSpec) -> BoolArray:
     if aff is not None and aff.node_affinity is not None and aff.node_affinity.required is not None:
         mask &= node_selector_mask(table, aff.node_affinity.required)
     return mask
-
-
-def preferred_terms_score(table: NodeTable, terms: tuple[PreferredSchedulingTerm, ...]) -> IntArray:
-    """Per row, the sum of the weights of the preferred terms that match
-    (upstream ``PreferredSchedulingTerms.Score``). Terms with weight 0 or no
-    requirements are ignored; callers reject terms that fail to parse first
-    (such a term contributes nothing here)."""
-    score = np.zeros(table.capacity, dtype=np.int64)
-    for t in terms:
-        if t.weight == 0:
-            continue
-        score += np.where(term_mask(table, t.preference), t.weight, 0)
-    return score

@@ -6,20 +6,22 @@ normalised image name is on the node, the image adds
 ``int(size * numNodesWithImage / totalNodes)`` (float arithmetic, truncated, as
 upstream). The sum is clamped to ``[23 MiB, 1000 MiB * numContainers]`` and
 mapped linearly onto ``[0, 100]`` with integer division.
+
+The vectorised Score is derived (``framework.derive``): it reads the node's
+state of the pod's images only.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-
 from kubesched.api.types import PodSpec
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.interfaces import Handle, NodeSet
-from kubesched.framework.nodematch import SpecCache
 from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.reads import Reads
 from kubesched.framework.results import MAX_NODE_SCORE
 from kubesched.framework.snapshot import normalized_image_name
 from kubesched.framework.status import SUCCESS, Status
@@ -64,7 +66,9 @@ class ImageLocality:
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args
         self._handle = handle
-        self._cache: SpecCache[IntArray] = SpecCache()
+        self._derived = Derived()
+        self._memo = object()
+        """This object's key of its ``Reads`` in ``SpecFacts.memo``."""
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         """Always Success."""
@@ -81,37 +85,21 @@ class ImageLocality:
     def score_extensions(self) -> None:
         return None
 
-    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray:
-        return self.score_slots(state, pod, nodes.table)[nodes.rows]
+    def score_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The node's state of the pod's images; the images and the node count."""
+        total = len(self._handle.table)
+        memo = pod.facts.memo
+        got = memo.get(self._memo)
+        if isinstance(got, tuple) and got[0] == total:
+            reads: Reads = got[1]
+            return reads
+        images = tuple(pod_images(pod.pod.spec))
+        reads = Reads(images=tuple(sorted(set(images))), fragment=(images, total))
+        memo[self._memo] = (total, reads)
+        return reads
 
-    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray:
-        """Every slot's score: image states change only with nodes, so the array is
-        rebuilt (a new object) after node changes and never changes in place."""
-        spec = pod.pod.spec
-        per_row = self._cache.get(spec, table)
-        if per_row is None:
-            per_row = self._scores_by_row(spec, table)
-            per_row.setflags(write=False)
-            self._cache.put(spec, table, per_row)
-        return per_row
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+        return self._derived.scores(self, state, pod, nodes)
 
-    def _scores_by_row(self, spec: PodSpec, table: NodeTable) -> IntArray:
-        """Final scores for every table slot (image states change only with nodes)."""
-        images = pod_images(spec)
-        total = len(table)
-        sums = np.zeros(table.capacity, dtype=np.int64)
-        for name in images:
-            holders = table.images.get(name)
-            if not holders:
-                continue
-            rows = np.fromiter(holders.keys(), dtype=np.int64, count=len(holders))
-            sizes = np.fromiter(holders.values(), dtype=np.float64, count=len(holders))
-            spread = float(len(holders)) / float(total)
-            sums[rows] += (sizes * spread).astype(np.int64)
-        max_threshold = MAX_CONTAINER_THRESHOLD * len(images)
-        clamped = np.where(
-            sums < MIN_THRESHOLD, MIN_THRESHOLD, np.where(sums > max_threshold, max_threshold, sums)
-        )
-        if max_threshold - MIN_THRESHOLD <= 0:
-            return np.zeros(table.capacity, dtype=np.int64)
-        return (MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        return self._derived.slots(self, state, pod, table)

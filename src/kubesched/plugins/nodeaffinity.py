@@ -16,6 +16,9 @@ nodeaffinity/node_affinity.go, v1.36).
   terms; Error when the pod's preferred terms fail to parse.
 - Score: the summed weights of the matching preferred terms (added + pod);
   NormalizeScore: ``DefaultNormalizeScore(100, reverse=False)``.
+
+The vectorised Filter and Score are derived (``framework.derive``): they read
+the labels and the name the selectors compare (``reads.selector_reads``).
 """
 
 from __future__ import annotations
@@ -23,8 +26,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
-
-import numpy as np
 
 from kubesched.api.goformat import go_aggregate
 from kubesched.api.selectors import (
@@ -38,6 +39,7 @@ from kubesched.api.selectors import (
 from kubesched.api.types import Node, NodeSelector, Pod, PodSpec, PreferredSchedulingTerm
 from kubesched.framework.config import NodeAffinityArgs, PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -47,15 +49,10 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import Handle, NodeSet, Verdicts
-from kubesched.framework.nodematch import (
-    SpecCache,
-    node_selector_mask,
-    preferred_terms_score,
-    required_node_affinity_mask,
-)
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.results import MAX_NODE_SCORE, NodeScore, PreFilterResult
-from kubesched.framework.scoring import default_normalize_score, default_normalize_vector
+from kubesched.framework.reads import Reads, preferred_value, selector_reads, term_value
+from kubesched.framework.results import NodeScore, PreFilterResult
+from kubesched.framework.scoring import default_normalize_score
 from kubesched.framework.status import SKIP, SUCCESS, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -73,6 +70,7 @@ ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
 _POD_MISMATCH: Final = unresolvable(ERR_REASON_POD)
 _ENFORCED_MISMATCH: Final = unresolvable(ERR_REASON_ENFORCED)
 _CONFLICT: Final = unresolvable(ERR_REASON_CONFLICT)
+_NO_SELECTOR: Final = NodeSelector(())
 
 
 # --------------------------------------------------------------------------- helpers
@@ -173,12 +171,6 @@ class PreScoreState:
         return self
 
 
-@dataclass(frozen=True, slots=True)
-class _FilterVerdict:
-    index: np.ndarray
-    statuses: tuple[Status, ...]
-
-
 # --------------------------------------------------------------------------- plugin
 
 
@@ -218,10 +210,11 @@ class NodeAffinity:
                         + err
                     )
                 self.added_preferred = added.preferred
-        self._filter_cache: SpecCache[_FilterVerdict] = SpecCache()
-        self._score_cache: SpecCache[IntArray] = SpecCache()
-        self._added_mask: tuple[NodeTable, int, np.ndarray] | None = None
-        self._added_score: tuple[NodeTable, int, IntArray] | None = None
+        self._derived = Derived()
+        self._memo_filter = object()
+        self._memo_score = object()
+        """This object's keys of its ``Reads`` in ``SpecFacts.memo`` (they depend on
+        its args)."""
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -287,34 +280,26 @@ class NodeAffinity:
         spec = s.spec if isinstance(s, PreFilterState) else pod.pod.spec
         return SUCCESS if required_matches(spec, n) else _POD_MISMATCH
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The labels and name the added affinity, ``nodeSelector`` and required
+        affinity compare; the latter two."""
         s = state.get(PRE_FILTER_STATE_KEY)
         spec = s.spec if isinstance(s, PreFilterState) else pod.pod.spec
-        v = self._filter_cache.get(spec, table)
-        if v is None:
-            v = self._filter_cache.put(spec, table, self._filter_verdict(spec, table))
-        return Verdicts(v.index, v.statuses)
+        memo = pod.facts.memo if spec is pod.pod.spec else {}
+        reads = memo.get(self._memo_filter)
+        if not isinstance(reads, Reads):
+            req = _required(spec)
+            terms = (*(self.added_required or _NO_SELECTOR).terms, *(req or _NO_SELECTOR).terms)
+            fragment = (
+                tuple(sorted(spec.node_selector.items())),
+                None if req is None else tuple(term_value(t) for t in req.terms),
+            )
+            reads = selector_reads(terms, spec.node_selector, fragment)
+            memo[self._memo_filter] = reads
+        return reads
 
-    def _filter_verdict(self, spec: PodSpec, table: NodeTable) -> _FilterVerdict:
-        pod_ok = required_node_affinity_mask(table, spec)
-        added = self._added_required_mask(table)
-        if added is None:
-            index = np.where(pod_ok, -1, 0).astype(np.int32)
-            statuses: tuple[Status, ...] = (_POD_MISMATCH,)
-        else:
-            index = np.where(~added, 0, np.where(pod_ok, -1, 1)).astype(np.int32)
-            statuses = (_ENFORCED_MISMATCH, _POD_MISMATCH)
-        index.setflags(write=False)
-        return _FilterVerdict(index, statuses)
-
-    def _added_required_mask(self, table: NodeTable) -> np.ndarray | None:
-        if self.added_required is None:
-            return None
-        c = self._added_mask
-        if c is None or c[0] is not table or c[1] != table.node_generation:
-            c = (table, table.node_generation, node_selector_mask(table, self.added_required))
-            self._added_mask = c
-        return c[2]
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        return self._derived.filter(self, state, pod, table)
 
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
@@ -361,36 +346,22 @@ class NodeAffinity:
         default_normalize_score(scores, reverse=False)
         return SUCCESS
 
-    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+    def score_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
+        """The labels and name the added and the pod's preferred terms compare; the
+        latter (None when they fail to parse: the per-node path reports it)."""
         preferred = self._pod_preferred(state, pod)
         if isinstance(preferred, Status):
-            return None  # the exact path reports the error
-        table = nodes.table
-        spec = pod.pod.spec
-        raw = self._score_cache.get(spec, table)
-        if raw is None:
-            raw = preferred_terms_score(table, preferred)
-            added = self._added_preferred_score(table)
-            if added is not None:
-                raw = raw + added
-            raw.setflags(write=False)
-            self._score_cache.put(spec, table, raw)
-        scores = raw[nodes.rows]
-        if len(scores) == 0:
-            return scores
-        top = int(scores.max())
-        if top == 0:
-            return scores
-        if int(scores.min()) >= 0:
-            # Non-negative: Go's truncating division is floor division.
-            return (MAX_NODE_SCORE * scores) // top
-        return default_normalize_vector(scores, reverse=False)
-
-    def _added_preferred_score(self, table: NodeTable) -> IntArray | None:
-        if self.added_preferred is None:
             return None
-        c = self._added_score
-        if c is None or c[0] is not table or c[1] != table.node_generation:
-            c = (table, table.node_generation, preferred_terms_score(table, self.added_preferred))
-            self._added_score = c
-        return c[2]
+        memo = pod.facts.memo
+        reads = memo.get(self._memo_score)
+        if not isinstance(reads, Reads):
+            terms = (*(self.added_preferred or ()), *preferred)
+            reads = selector_reads((t.preference for t in terms), None, preferred_value(preferred))
+            memo[self._memo_score] = reads
+        return reads
+
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+        return self._derived.scores(self, state, pod, nodes)
+
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        return self._derived.slots(self, state, pod, table)

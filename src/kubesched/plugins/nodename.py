@@ -2,20 +2,21 @@
 
 Filter only (v1.36; master adds a PreFilter that narrows to the named node for
 in-place resize, which does not concern pending pods). ``Pod.node_name`` is
-kubesched's ``spec.nodeName``.
+kubesched's ``spec.nodeName``. The vectorised Filter is derived
+(``framework.derive``): it compares the node's name with the wanted one.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import NODE_ADD, ClusterEventWithHint
 from kubesched.framework.interfaces import Handle, Verdicts
 from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.reads import NO_READS, Reads
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -37,6 +38,7 @@ class NodeName:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
+        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Node Add, no hint (queueing hints on: preCheck gone, Add alone suffices)."""
@@ -49,12 +51,10 @@ class NodeName:
             return SUCCESS
         return _STATUS
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The node's name compared with the wanted one (nothing without one)."""
         want = pod.pod.node_name
-        if not want:
-            return Verdicts.all_pass(table.capacity)
-        fail = np.ones(table.capacity, dtype=np.bool_)
-        row = table.row_of.get(want)
-        if row is not None:
-            fail[row] = False
-        return Verdicts.from_mask(fail, _STATUS)
+        return Reads(names=frozenset((want,)), fragment=want) if want else NO_READS
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        return self._derived.filter(self, state, pod, table)

@@ -8,7 +8,9 @@
   holding the port can help, so preemption tries such nodes.
 
 Which ports a pod uses comes from ``PodInfo.facts.host_ports`` (shared with
-``NodeInfo.used_ports``).
+``NodeInfo.used_ports``). The vectorised Filter is derived (``framework.derive``):
+it reads the host ports the node's pods use, so it depends on the pods and is
+derived afresh for every call (rows without host ports share one answer).
 """
 
 from __future__ import annotations
@@ -16,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import numpy as np
-
 from kubesched.api.types import Pod
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -31,6 +32,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interfaces import Handle, Verdicts
 from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.reads import Reads
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import SKIP, SUCCESS, Status, error, unschedulable
 from kubesched.framework.types import HostPortInfo, NodeInfo, PodInfo, host_ports
@@ -68,6 +70,7 @@ class NodePorts:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
+        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod Delete (hint: the deleted pod held a port we want) and Node Add (no hint)."""
@@ -100,22 +103,14 @@ class NodePorts:
             return s
         return SUCCESS if fits_ports(s.ports, node.used_ports) else _CONFLICT
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        """Only rows whose node uses some host port can conflict; those few rows are
-        checked one by one (port sets are per node, not vectorised)."""
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
+        """The host ports the node's pods use; the wanted ports (None without
+        PreFilter state: the per-node path reports the error)."""
         s = _pre_filter_state(state)
-        if isinstance(s, Status):
-            return None  # the exact path reports the error
-        rows = np.flatnonzero(table.has_ports)
-        if len(rows) == 0:
-            return Verdicts.all_pass(table.capacity)
-        fail = np.zeros(table.capacity, dtype=np.bool_)
-        infos = table.infos
-        for r in rows.tolist():
-            info = infos[r]
-            if info is not None and not fits_ports(s.ports, info.used_ports):
-                fail[r] = True
-        return Verdicts.from_mask(fail, _CONFLICT)
+        return None if isinstance(s, Status) else Reads(host_ports=True, fragment=s.ports)
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        return self._derived.filter(self, state, pod, table)
 
 
 def _pre_filter_state(state: CycleState) -> PreFilterState | Status:

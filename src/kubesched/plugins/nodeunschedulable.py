@@ -3,19 +3,19 @@
 nodeunschedulable/node_unschedulable.go, v1.36).
 
 Filter only (master adds a PreFilter that skips pods whose resize is deferred;
-pending pods are never in that state).
+pending pods are never in that state). The vectorised Filter is derived
+(``framework.derive``): it reads the node's ``unschedulable`` flag only.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-
 from kubesched.api.taints import tolerates_unschedulable
 from kubesched.api.types import Node, Pod
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -26,6 +26,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interfaces import Handle, Verdicts
 from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.reads import Reads
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -37,6 +38,8 @@ ERR_REASON_UNKNOWN_CONDITION: Final = "node(s) had unknown conditions"
 
 _UNSCHEDULABLE: Final = unresolvable(ERR_REASON_UNSCHEDULABLE)
 _UNKNOWN: Final = unresolvable(ERR_REASON_UNKNOWN_CONDITION)
+_READS_TOLERATING: Final = Reads(unschedulable=True, fragment=True)
+_READS_NOT_TOLERATING: Final = Reads(unschedulable=True, fragment=False)
 
 
 class NodeUnschedulable:
@@ -50,8 +53,7 @@ class NodeUnschedulable:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
-        # (table, node generation, verdicts for pods that do not tolerate cordon)
-        self._cordoned: tuple[NodeTable, int, Verdicts] | None = None
+        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Node Add|UpdateNodeTaint (cordon is reported as a taint change) and
@@ -77,22 +79,14 @@ class NodeUnschedulable:
             return _UNSCHEDULABLE
         return SUCCESS
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        c = self._cordoned
-        if c is None or c[0] is not table or c[1] != table.node_generation:
-            if table.unschedulable.any():
-                index = np.where(table.unschedulable, 0, -1).astype(np.int32)
-                index.setflags(write=False)
-                v = Verdicts(index, (_UNSCHEDULABLE,))
-            else:
-                # No cordoned node: no status, so the runtime skips this plugin's index.
-                v = Verdicts.all_pass(table.capacity)
-            c = (table, table.node_generation, v)
-            self._cordoned = c
-        v = c[2]
-        if v.statuses and tolerates_unschedulable(pod.pod.spec.tolerations):
-            return Verdicts.all_pass(table.capacity)
-        return v
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The node's ``unschedulable`` flag; whether the pod tolerates it."""
+        if tolerates_unschedulable(pod.pod.spec.tolerations):
+            return _READS_TOLERATING
+        return _READS_NOT_TOLERATING
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        return self._derived.filter(self, state, pod, table)
 
 
 def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:

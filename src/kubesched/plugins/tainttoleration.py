@@ -13,8 +13,9 @@ tainttoleration/taint_toleration.go, v1.36).
   tolerates; NormalizeScore: ``DefaultNormalizeScore(100, reverse=True)``, so
   the node with the most intolerable taints gets 0 and nodes with none get 100.
 
-Vector paths evaluate each distinct taint set of the table once per pod spec
-(cached) and index the per-node taint-set ids.
+The vectorised forms are derived (``framework.derive``): Filter and Score read
+the node's taints only (``Reads(taints=True)``), so they run once per distinct
+taint set of the table.
 """
 
 from __future__ import annotations
@@ -22,17 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import numpy as np
-
 from kubesched.api.taints import (
     count_intolerable_prefer_no_schedule,
     do_not_schedule_taint,
     find_matching_untolerated_taint,
     prefer_no_schedule_tolerations,
 )
-from kubesched.api.types import Node, Pod, PodSpec, Toleration
+from kubesched.api.types import Node, Pod, Toleration
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -42,9 +42,9 @@ from kubesched.framework.events import (
     QueueingHint,
 )
 from kubesched.framework.interfaces import Handle, NodeSet, Verdicts
-from kubesched.framework.nodematch import SpecCache
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.reads import Reads
+from kubesched.framework.results import NodeScore
 from kubesched.framework.scoring import default_normalize_score
 from kubesched.framework.status import SUCCESS, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -59,13 +59,17 @@ ERR_REASON_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
 _UNTOLERATED: Final = unresolvable(ERR_REASON_UNTOLERATED)
 _MEMO_PRE_SCORE: Final = object()
 """Key of the PreScore state in ``SpecFacts.memo`` (it depends on the spec only)."""
+_MEMO_FILTER_READS: Final = object()
+"""Key of Filter's ``Reads`` in ``SpecFacts.memo`` (it depends on the spec only)."""
 
 
 @dataclass(frozen=True, slots=True)
 class PreScoreState:
-    """Tolerations with effect "" or PreferNoSchedule (immutable: clone is itself)."""
+    """Tolerations with effect "" or PreferNoSchedule (immutable: clone is itself),
+    and what Score reads with them."""
 
     tolerations_prefer_no_schedule: tuple[Toleration, ...]
+    reads: Reads
 
     def clone(self) -> PreScoreState:
         return self
@@ -83,10 +87,7 @@ class TaintToleration:
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args
         self._handle = handle
-        # spec -> the (read-only) verdicts over all rows
-        self._filter_cache: SpecCache[Verdicts] = SpecCache()
-        # spec -> (intolerable PreferNoSchedule count per taint-set id, any > 0)
-        self._score_cache: SpecCache[tuple[IntArray, bool]] = SpecCache()
+        self._derived = Derived()
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -112,26 +113,17 @@ class TaintToleration:
         )
         return SUCCESS if taint is None else _UNTOLERATED
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        spec = pod.pod.spec
-        v = self._filter_cache.get(spec, table)
-        if v is None:
-            tol = spec.tolerations
-            # One answer per distinct taint set, spread to the rows by taint-set id.
-            by_set = np.array(
-                [
-                    find_matching_untolerated_taint(ts, tol, do_not_schedule_taint) is not None
-                    for ts in table.taint_sets
-                ],
-                dtype=np.bool_,
-            )
-            if by_set.any():
-                v = Verdicts.from_mask(by_set[table.taint_set], _UNTOLERATED)
-            else:
-                v = Verdicts.all_pass(table.capacity)
-            v.index.setflags(write=False)
-            self._filter_cache.put(spec, table, v)
-        return v
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The node's taints; the pod's tolerations."""
+        memo = pod.facts.memo
+        reads = memo.get(_MEMO_FILTER_READS)
+        if not isinstance(reads, Reads):
+            reads = Reads(taints=True, fragment=pod.pod.spec.tolerations)
+            memo[_MEMO_FILTER_READS] = reads
+        return reads
+
+    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
+        return self._derived.filter(self, state, pod, table)
 
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
@@ -139,7 +131,8 @@ class TaintToleration:
         memo = pod.facts.memo
         ps = memo.get(_MEMO_PRE_SCORE)
         if not isinstance(ps, PreScoreState):
-            ps = PreScoreState(prefer_no_schedule_tolerations(pod.pod.spec.tolerations))
+            tol = prefer_no_schedule_tolerations(pod.pod.spec.tolerations)
+            ps = PreScoreState(tol, Reads(taints=True, fragment=tol))
             memo[_MEMO_PRE_SCORE] = ps
         state.write(PRE_SCORE_STATE_KEY, ps)
         return SUCCESS
@@ -162,64 +155,17 @@ class TaintToleration:
         default_normalize_score(scores, reverse=True)
         return SUCCESS
 
-    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """All 100 when no node has a PreferNoSchedule taint the pod does not
-        tolerate (normalisation then cannot depend on the scored nodes); else None."""
+    def score_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
+        """The node's taints; the pod's PreferNoSchedule tolerations (None without
+        PreScore state: the per-node path reports the error)."""
         s = _pre_score_state(state)
-        if isinstance(s, Status):
-            return None
-        _, any_intolerable = self._score_counts(pod.pod.spec, table, s)
-        if any_intolerable:
-            return None
-        return _full_scores(table.capacity)
-
-    def _score_counts(
-        self, spec: PodSpec, table: NodeTable, s: PreScoreState
-    ) -> tuple[IntArray, bool]:
-        cached = self._score_cache.get(spec, table)
-        if cached is None:
-            tol = s.tolerations_prefer_no_schedule
-            counts = np.array(
-                [count_intolerable_prefer_no_schedule(ts, tol) for ts in table.taint_sets],
-                dtype=np.int64,
-            )
-            cached = self._score_cache.put(spec, table, (counts, bool(counts.any())))
-        return cached
+        return None if isinstance(s, Status) else s.reads
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        s = _pre_score_state(state)
-        if isinstance(s, Status):
-            return None  # the exact path reports the error
-        table = nodes.table
-        by_set, any_intolerable = self._score_counts(pod.pod.spec, table, s)
-        if not any_intolerable:
-            # No node has a PreferNoSchedule taint the pod does not tolerate.
-            return np.full(len(nodes.rows), MAX_NODE_SCORE, dtype=np.int64)
-        ids = table.taint_set[nodes.rows]
-        # Normalise per distinct taint set, not per node: counts are >= 0, so Go's
-        # truncating division is numpy's floor division here.
-        max_count = 0
-        if by_set.any() and len(ids):
-            present = np.bincount(ids, minlength=len(by_set)) > 0
-            max_count = int(by_set[present].max())
-        if max_count == 0:
-            return np.full(len(ids), MAX_NODE_SCORE, dtype=np.int64)
-        normalized = MAX_NODE_SCORE - (MAX_NODE_SCORE * by_set) // max_count
-        return normalized[ids]
+        return self._derived.scores(self, state, pod, nodes)
 
-
-_FULL: list[IntArray] = [np.full(0, MAX_NODE_SCORE, dtype=np.int64)]
-
-
-def _full_scores(n: int) -> IntArray:
-    """A shared read-only array of ``n`` times MAX_NODE_SCORE (the same object for
-    the same ``n``, as ``score_slots`` requires)."""
-    full = _FULL[0]
-    if len(full) != n:
-        full = np.full(n, MAX_NODE_SCORE, dtype=np.int64)
-        full.setflags(write=False)
-        _FULL[0] = full
-    return full
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        return self._derived.slots(self, state, pod, table)
 
 
 def _pre_score_state(state: CycleState) -> PreScoreState | Status:
