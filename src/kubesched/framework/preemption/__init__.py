@@ -2,8 +2,8 @@
 
 Modules, in dependency order (each imports only those before it):
 
-- ``victims``: a candidate's ``Victims`` and the ``VictimStats`` the default
-  criteria of pickOneNodeForPreemption read;
+- ``victims``: a candidate's ``Victims`` and ``victim_stats``, what the
+  default criteria of pickOneNodeForPreemption read (``StatColumns``);
 - ``policy``: the ``PreemptionPolicy`` a plugin supplies, and ``VictimOrder``,
   DefaultPreemption's victim selection as data;
 - ``candidates``: ``Candidate``, the bounded candidate lists and the dry run's
@@ -39,7 +39,7 @@ from kubesched.framework.preemption.policy import (
     PreemptionPolicy,
     VictimOrder,
 )
-from kubesched.framework.preemption.victims import Victims, VictimStats
+from kubesched.framework.preemption.victims import StatColumns, Victims
 
 __all__ = [
     "DISRUPTION_TARGET",
@@ -56,8 +56,8 @@ __all__ = [
     "Executor",
     "PreemptionOutcome",
     "PreemptionPolicy",
+    "StatColumns",
     "VictimOrder",
-    "VictimStats",
     "Victims",
     "go_aggregate",
 ]

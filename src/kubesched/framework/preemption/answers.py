@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.batch import VictimBatch
-from kubesched.framework.preemption.victims import StatColumns, VictimStats
+from kubesched.framework.preemption.victims import StatColumns
 from kubesched.framework.status import Status, StatusList
 
 AnswerKey = tuple[int, int, frozenset[str], int, int, int]
@@ -46,7 +46,7 @@ class AnswerCache:
     the row's answer is kept, for nominated load ``nominated[row]``;
     ``candidate[row]``, else ``status[row]`` indexes ``statuses``; a
     candidate's victims are the slots set in ``slots[row]`` (of
-    ``VictimCache.ordered[row]``) and ``stats`` its ``VictimStats`` columns."""
+    ``VictimCache.ordered[row]``) and ``stats`` its ``victim_stats`` columns."""
 
     __slots__ = (
         "_keep",
@@ -140,29 +140,30 @@ class AnswerCache:
         rows: IntArray,
         statuses: list[Status],
         status_of: list[int],
-        fit: list[tuple[int, list[bool], VictimStats]],
+        fit: list[tuple[int, list[bool]]],
+        stats: StatColumns | None,
         nominated: IntArray | None,
     ) -> None:
         """``store`` for a few rows answered in plain Python, element by element
         (cheaper than numpy calls there): row ``rows[i]`` failed with
         ``statuses[status_of[i]]``, or is a candidate (``status_of[i]`` < 0)
-        whose entry in ``fit`` is ``(i, victim flag per potential victim, its
-        VictimStats)``."""
-        self._room(max((len(flags) for _, flags, _ in fit), default=0))
+        whose entry in ``fit`` is ``(i, victim flag per potential victim)``;
+        ``stats``: the candidates' ``victim_stats`` columns, in ``fit``'s order."""
+        self._room(max((len(flags) for _, flags in fit), default=0))
         ids = self._known.positions(statuses)
         row_list = rows.tolist()
-        cand, status, slots, columns = self.candidate, self.status, self.slots, self.stats
+        cand, status, slots = self.candidate, self.status, self.slots
         for i, r in enumerate(row_list):
             cand[r] = status_of[i] < 0
             status[r] = 0 if status_of[i] < 0 else ids[status_of[i]]
             slots[r] = False
-        for i, flags, stats in fit:
-            r = row_list[i]
-            slots[r, : len(flags)] = flags
-            nviol, high, total, count, earliest, unset = stats
-            row = (nviol, high, total, count, earliest or 0, earliest is not None, unset)
-            for col, v in zip(columns, row, strict=True):
-                col[r] = v
+        if fit:
+            assert stats is not None
+            fit_rows = [row_list[i] for i, _ in fit]
+            for r, (_, flags) in zip(fit_rows, fit, strict=True):
+                slots[r, : len(flags)] = flags
+            for mine, got in zip(self.stats, stats, strict=True):
+                mine[fit_rows] = got
         self._kept(rows, nominated)
 
     def _room(self, slots: int) -> None:

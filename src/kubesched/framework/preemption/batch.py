@@ -3,7 +3,7 @@
 ``VictimBatch`` is what the Evaluator's stop rule reads (``BatchAnswers`` in
 ``candidates.py``): which rows are candidates, the others' statuses, and —
 built only for the candidates the Evaluator keeps — their victims and
-``VictimStats`` columns.
+``victim_stats`` columns.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class VictimBatch:
     stays a victim — slot-major, so that per-row reductions run along axis 0,
     which numpy does much faster for a few slots), ``entries``
     (their ordered potential victims), ``n_violating`` (how many of those come
-    first as PDB-violating) and ``stats`` (``VictimStats`` per row, when the
+    first as PDB-violating) and ``stats`` (``victim_stats`` columns, when the
     default importance order sorts the victims)."""
 
     __slots__ = (
@@ -78,29 +78,11 @@ class VictimBatch:
         """Victims of the candidates at ``positions`` (lists built on first use)."""
         ks = self._pos[positions]
         if self._stats is not None:
-            if len(ks) == 1:
-                # The chosen candidate alone (the usual call): scalars.
-                k = ks.item(0)
-                v1, h1, t1, c1, e1, has1, unset1 = [col.item(k) for col in self._stats]
-                return [
-                    Victims(
-                        None,
-                        v1,
-                        make=functools.partial(self._pods, k),
-                        stats=(v1, h1, t1, c1, e1 if has1 else None, bool(unset1)),
-                    )
-                ]
-            v, h, t, c, e, has, unset = (col[ks].tolist() for col in self._stats)
-            make = self._pods
-            partial = functools.partial
+            # The stats count each candidate's violations.
+            nviol = self._stats[0][ks].tolist()
             return [
-                Victims(
-                    None,
-                    v[i],
-                    make=partial(make, k),
-                    stats=(v[i], h[i], t[i], c[i], e[i] if has[i] else None, unset[i]),
-                )
-                for i, k in enumerate(ks.tolist())
+                Victims(None, v, make=functools.partial(self._pods, k))
+                for k, v in zip(ks.tolist(), nviol, strict=True)
             ]
         if self._num_violations is None:
             n = self._slots.shape[0]
@@ -119,7 +101,7 @@ class VictimBatch:
         return self._slots
 
     def stats(self, positions: IntArray) -> StatColumns | None:
-        """``VictimStats`` columns of the candidates at ``positions`` (None unless the
+        """``victim_stats`` columns of the candidates at ``positions`` (None unless the
         victim order and the criteria are the defaults); may be views of the
         batch's own columns: never write into them."""
         if self._stats is None:

@@ -8,20 +8,18 @@ non-violating candidate and ``num_candidates`` in all (``DryRun``, fed node by
 node or batch by batch in visiting order, with the same result). Candidates
 from batches stay positions in their batch (``CandidateSet``) until asked for.
 
-The pick (R5.8): ``pick_one_node_for_preemption`` is the reference over
-``Victims`` (score functions, default or the policy's ``ordered_score_funcs``);
-``pick_by_stats`` and ``pick_index_by_stats`` read the default criteria off
-precomputed ``VictimStats`` and consume ``randrange`` exactly as the reference
-does; a final tie is broken by the seeded random source (upstream returns the
-first of a Go map's random order).
+The pick (R5.8) is one narrowing over a criteria matrix (``pick``): the
+default criteria come from ``victim_stats`` columns (``default_criteria``:
+a batch's, or computed from victim lists), custom ones are the policy's
+``ordered_score_funcs``; a final tie is broken by the seeded random source
+(upstream returns the first of a Go map's random order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress
-from typing import Final, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -31,8 +29,7 @@ from kubesched.framework.preemption.victims import (
     MIN_INT64,
     StatColumns,
     Victims,
-    VictimStats,
-    default_score_funcs,
+    victim_stats_of,
 )
 from kubesched.framework.results import LazyNodeToStatus
 from kubesched.framework.status import Code, Status, error
@@ -84,7 +81,7 @@ class BatchAnswers(Protocol):
     def victims(self, positions: IntArray) -> list[Victims]: ...
 
     def stats(self, positions: IntArray) -> StatColumns | None:
-        """``VictimStats`` of those candidates as columns, or None when the
+        """``victim_stats`` of those candidates as columns, or None when the
         default criteria cannot be read off them (then the victims are scored); may
         be views of the batch's arrays: read-only."""
         ...
@@ -292,94 +289,82 @@ def rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
     return out
 
 
+class Row(Protocol):
+    """One criterion's scores (higher wins), read by candidate index."""
+
+    def __getitem__(self, i: int, /) -> int: ...
+
+
+def pick(n: int, criteria: Iterable[Row], randrange: Callable[[int], int]) -> int:
+    """The one pick (upstream pickOneNodeForPreemption's narrowing) over a criteria
+    matrix: candidates ``0..n-1`` (n >= 1) are narrowed criterion by criterion to
+    those with the best score (scores below ``MIN_INT64`` never are, as upstream's
+    int64 start value); one left wins at once, several left at the end are decided
+    by one ``randrange(len(left))``. A criterion's scores are read only for the
+    candidates still in (score functions run exactly where upstream's do; a list
+    row holds exactly n scores); scores are Python ints, so nothing overflows."""
+    left: Sequence[int] = range(n)
+    for row in criteria:
+        scores: list[int]
+        if len(left) == n and isinstance(row, list):
+            scores = row  # every candidate still in: a list row is its own scores
+        else:
+            scores = [row[i] for i in left]
+        best = max(scores, default=MIN_INT64)
+        best = max(best, MIN_INT64)
+        if scores.count(best) != len(scores):
+            left = [i for i, s in zip(left, scores, strict=True) if s == best]
+        if len(left) == 1:
+            return left[0]
+    if len(left) == 1:
+        return left[0]
+    return left[randrange(len(left))]
+
+
+def default_criteria(columns: StatColumns, now: Time) -> list[Row]:
+    """The criteria matrix of pickOneNodeForPreemption's default criteria (higher
+    wins) from ``victim_stats`` columns; a victim without start time counts as
+    started ``now``."""
+    nviol, high, total, count, earliest, known, unset = columns
+    latest = np.where(known, earliest, MIN_INT64)
+    if unset.any():
+        latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
+    return [
+        (-nviol).tolist(),
+        (-high).tolist(),
+        (-total).tolist(),
+        (-count).tolist(),
+        latest.tolist(),
+    ]
+
+
+class _Scored:
+    """A score function's row: ``f`` of the candidate's node, on first read."""
+
+    __slots__ = ("_f", "_names")
+
+    def __init__(self, f: Callable[[str], int], names: list[str]) -> None:
+        self._f = f
+        self._names = names
+
+    def __getitem__(self, i: int, /) -> int:
+        return self._f(self._names[i])
+
+
 def pick_one_node_for_preemption(
     victims: dict[str, Victims],
     score_funcs: list[Callable[[str], int]] | None,
     now: Time,
     randrange: Callable[[int], int],
 ) -> str:
-    """Narrow the candidates criterion by criterion; a final tie is broken by
-    ``randrange`` (upstream returns the first of a Go map's random order)."""
+    """The node ``pick`` chooses among ``victims``' (in order) by ``score_funcs``,
+    or by the default criteria when None ("" when there is no candidate)."""
     if not victims:
         return ""
-    candidates = list(victims)
-    funcs = score_funcs if score_funcs is not None else default_score_funcs(victims, now)
-    for f in funcs:
-        best = MIN_INT64
-        selected: list[str] = []
-        for node in candidates:
-            score = f(node)
-            if score > best:
-                best = score
-                selected = []
-            if score == best:
-                selected.append(node)
-        if len(selected) == 1:
-            return selected[0]
-        candidates = selected
-    if len(candidates) == 1:
-        return candidates[0]
-    return candidates[randrange(len(candidates))]
-
-
-def pick_by_stats(victims: dict[str, Victims], now: Time, randrange: Callable[[int], int]) -> str:
-    """``pick_one_node_for_preemption`` with the default criteria, read off each
-    candidate's ``Victims.stats`` instead of its pods: ``pick_index_by_stats`` on
-    their columns (same narrowing — keep the candidates with the best score, in
-    order — and the same use of ``randrange``); the reference itself when a value
-    does not fit int64."""
-    stats: list[VictimStats] = []
-    for v in victims.values():
-        st = v.stats
-        assert st is not None
-        stats.append(st)
-    try:
-        columns: StatColumns = (
-            np.array([st[0] for st in stats], dtype=np.int64),
-            np.array([st[1] for st in stats], dtype=np.int64),
-            np.array([st[2] for st in stats], dtype=np.int64),
-            np.array([st[3] for st in stats], dtype=np.int64),
-            np.array([0 if st[4] is None else st[4] for st in stats], dtype=np.int64),
-            np.array([st[4] is not None for st in stats], dtype=np.bool_),
-            np.array([st[5] for st in stats], dtype=np.bool_),
-        )
-        # No ``randrange`` call comes before the columns are complete.
-        index = pick_index_by_stats(columns, now, randrange)
-    except OverflowError:
-        return pick_one_node_for_preemption(victims, None, now, randrange)
-    return list(victims)[index]
-
-
-_FEW_CANDIDATES: Final = 256
-"""Up to this many candidates, ``pick_index_by_stats`` compares Python tuples."""
-
-
-def pick_index_by_stats(columns: StatColumns, now: Time, randrange: Callable[[int], int]) -> int:
-    """``pick_by_stats`` on columns (``CandidateSet.stats``): the index of the
-    chosen candidate."""
-    nviol, high, total, count, earliest, known, unset = columns
-    latest = np.where(known, earliest, MIN_INT64)
-    if unset.any():
-        latest = np.where(unset, np.where(known, np.minimum(earliest, now), now), latest)
-    n = len(nviol)
-    if n <= _FEW_CANDIDATES:
-        scores = np.array((nviol, high, total, count, latest))
-        if bool((scores.max(axis=1) == scores.min(axis=1)).all()):
-            # Every column constant (a homogeneous cluster): every candidate ties.
-            return 0 if n == 1 else randrange(n)
-        # Narrowing column by column keeps exactly the rows whose score tuple is
-        # the lexicographic maximum (in order); tuples beat numpy's per-call cost.
-        scores[:4] *= -1  # fewer victims / violations / lower priorities are better
-        keys = list(zip(*scores.tolist(), strict=False))  # equal lengths by construction
-        best = max(keys)
-        if keys.count(best) == 1:
-            return keys.index(best)
-        ties = list(compress(range(len(keys)), map(best.__eq__, keys)))
-        return ties[randrange(len(ties))]
-    candidates = np.arange(len(nviol))
-    for column in (-nviol, -high, -total, -count, latest):
-        scores = column[candidates]
-        candidates = candidates[scores == scores.max()]
-        if len(candidates) == 1:
-            return int(candidates[0])
-    return int(candidates[randrange(len(candidates))])
+    names = list(victims)
+    criteria: list[Row]
+    if score_funcs is None:
+        criteria = default_criteria(victim_stats_of(list(victims.values())), now)
+    else:
+        criteria = [_Scored(f, names) for f in score_funcs]
+    return names[pick(len(names), criteria, randrange)]

@@ -56,7 +56,7 @@ from kubesched.framework.preemption.victim_cache import (
     cacheable,
     node_victims,
 )
-from kubesched.framework.preemption.victims import VictimStats, victim_stat_columns, victim_stats
+from kubesched.framework.preemption.victims import StatColumns, victim_stats
 from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import PodInfo
@@ -105,7 +105,7 @@ class VictimBatcher:
         self._defaults = order.default_policy
         self._default_order = order.default_order
         """Victims come sorted by priority and the default criteria pick among
-        candidates: batches hand out ``VictimStats`` columns."""
+        candidates: batches hand out ``victim_stats`` columns."""
         self._cacheable = self._defaults and not pdbs
         self._load: tuple[int, IntArray | None] | None = None
         self._resource_filter: Any = cache.resource_filters.get(state.skip_filter_plugins, _UNKNOWN)
@@ -204,7 +204,8 @@ class VictimBatcher:
         statuses: list[Status] = [unresolvable(MSG_NO_VICTIMS)]
         status_of = [0] * len(row_list)  # index into statuses; -1: a candidate
         passes: list[int] = []
-        stays: list[list[bool]] = []
+        slots: BoolArray | None = None
+        fit_rows: IntArray | None = None
         if live:
             live_rows = rows.take(live)
             base = cache.base.take(live_rows, axis=0)
@@ -235,24 +236,32 @@ class VictimBatcher:
                 longest = max(counts[live[k]] for k in passes)
                 victims = cache.requests.take(fit_rows, axis=0)[:, :longest]
                 slots = fit.reprieve(plan, table, fit_rows, base.take(passes, axis=0), victims)
-                stays = slots.T.tolist()
-        kept: list[tuple[int, list[bool], VictimStats]] = []
-        for k, row_stays in zip(passes, stays, strict=True):
-            i = live[k]
-            r = row_list[i]
-            victim = row_stays[: counts[i]]
-            if not any(victim):
-                status_of[i] = len(statuses)
-                statuses.append(
-                    error(f'expected at least one victim pod on node "{table.names[r]}"')
+        kept: list[tuple[int, list[bool]]] = []
+        stats: StatColumns | None = None
+        if slots is not None:
+            assert fit_rows is not None
+            keep: list[int] = []
+            for k, row_stays in enumerate(slots.T.tolist()):
+                i = live[passes[k]]
+                victim = row_stays[: counts[i]]
+                if not any(victim):
+                    status_of[i] = len(statuses)
+                    name = table.names[row_list[i]]
+                    statuses.append(error(f'expected at least one victim pod on node "{name}"'))
+                    continue
+                status_of[i] = -1
+                keep.append(k)
+                kept.append((i, victim))
+            if keep:
+                # Cached rows: no PDB, every start time known, victims in the
+                # default order (``VictimCache``).
+                n = slots.shape[0]
+                stats = victim_stats(
+                    slots[:, keep],
+                    cache.victim_priority.take(fit_rows[keep], axis=0)[:, :n].T,
+                    cache.victim_start.take(fit_rows[keep], axis=0)[:, :n].T,
                 )
-                continue
-            status_of[i] = -1
-            # Cached rows: no PDB, victims in the default order (``VictimCache``).
-            ordered: list[PodInfo] = cache.ordered[r]
-            chosen = [q for q, is_victim in zip(ordered, victim, strict=True) if is_victim]
-            kept.append((i, victim, victim_stats(chosen, 0)))
-        answers.keep_few(rows, statuses, status_of, kept, nominated)
+        answers.keep_few(rows, statuses, status_of, kept, stats, nominated)
         return True
 
     def _entries(self, rows: IntArray) -> _Restart | dict[int, NodeVictims | None]:
@@ -442,13 +451,13 @@ class VictimBatcher:
         pos = np.full(b, -1, dtype=np.int64)
         pos[fit_pos] = np.arange(nf)
         stats = (
-            victim_stat_columns(
+            victim_stats(
                 victim_slots,
-                n_violating if any_violating else None,
                 np.ascontiguousarray(v_prio.T),
                 np.ascontiguousarray(v_start.T),
-                None if v_known is None else np.ascontiguousarray(v_known.T),
-                has if all_have else None,
+                known=None if v_known is None else np.ascontiguousarray(v_known.T),
+                n_violating=n_violating if any_violating else None,
+                nonempty=has if all_have else None,
             )
             if with_stats and nf and (all_have or has.any())
             else None

@@ -25,7 +25,7 @@ answers batches of table rows at once (``dry_run.VictimBatcher``); batches
 grow from the candidate rate seen so far, and the stop rule is applied row by
 row on their answers, so the result is the node-by-node one. Candidates from
 batches stay positions in their batch (``CandidateSet``) and are picked from
-``VictimStats`` columns when the default criteria apply: only the chosen
+``victim_stats`` columns when the default criteria apply: only the chosen
 candidate's victim list is built.
 """
 
@@ -44,8 +44,8 @@ from kubesched.framework.preemption.candidates import (
     Candidate,
     CandidateSet,
     DryRun,
-    pick_by_stats,
-    pick_index_by_stats,
+    default_criteria,
+    pick,
     pick_one_node_for_preemption,
     rotated,
 )
@@ -252,8 +252,8 @@ class Evaluator(Executor):
         columns = candidates.stats() if n else None
         if columns is None:
             return self.select_candidate(candidates.materialize())
-        i = pick_index_by_stats(columns, self.handle.clock.now(), self.handle.rng.randrange)
-        return candidates.at(i)
+        criteria = default_criteria(columns, self.handle.clock.now())
+        return candidates.at(pick(n, criteria, self.handle.rng.randrange))
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         if not candidates:
@@ -265,10 +265,7 @@ class Evaluator(Executor):
             victims[c.name] = c.victims
         funcs = self.policy.ordered_score_funcs(victims)
         now = self.handle.clock.now()
-        if funcs is None and all(c.victims.stats is not None for c in candidates):
-            name = pick_by_stats(victims, now, self.handle.rng.randrange)
-        else:
-            name = pick_one_node_for_preemption(victims, funcs, now, self.handle.rng.randrange)
+        name = pick_one_node_for_preemption(victims, funcs, now, self.handle.rng.randrange)
         for c in candidates:
             if c.name == name:
                 return c

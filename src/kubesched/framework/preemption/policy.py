@@ -68,7 +68,7 @@ class VictimOrder:
     @property
     def default_order(self) -> bool:
         """The default importance order and the default criteria: a candidate's
-        ``VictimStats`` (priority-sorted victims) decide the pick."""
+        ``victim_stats`` columns (priority-sorted victims) decide the pick."""
         return self.more_important_pod is None and self.ordered_score_funcs is None
 
     def allows(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
