@@ -7,7 +7,9 @@
   then forwards it to ``delegate`` if one is given; ``bind_error`` makes ``bind``
   raise (an API failure).
 - ``FakeNominator``: pods nominated per node, in nomination order (what the
-  queue's nominator resolves to), with the plain ``nominated_load``.
+  queue's nominator resolves to), feeding its ``NominatedLoadIndex`` as every
+  nominator does (``nominate`` replaces a pod's earlier nomination, ``delete``
+  ends it).
 - ``FakeHandle``: the parts of the framework ``Handle`` plugins use: a table, a
   seeded random source, an empty ``FakeNominator``, a ``FakeClock`` at 0, an
   empty ``FakeReader`` and a ``RecordingWriter`` (``writer_impl``); the event
@@ -24,8 +26,8 @@ from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Nominator
-from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.nominated import nominated_load
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -123,24 +125,33 @@ class RecordingWriter:
 
 class FakeNominator:
     """Pods nominated per node, in nomination order (what the queue's nominator
-    resolves to). Implements the optional ``nominated_node_names`` the vector
-    runner uses to find the nodes it must re-check exactly."""
+    resolves to), and the nominated-load index every nominator keeps."""
 
-    def __init__(self) -> None:
-        self.by_node: dict[str, list[PodInfo]] = {}
+    def __init__(self, index: NominatedLoadIndex | None = None) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        self._index = index if index is not None else NominatedLoadIndex()
 
     def nominate(self, pod: Pod | PodInfo, node_name: str) -> None:
+        """Nominate the pod to ``node_name`` (replacing its earlier nomination)."""
         pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        self.by_node.setdefault(node_name, []).append(pi)
+        self.delete(pi.pod.uid)
+        self._by_node.setdefault(node_name, []).append(pi)
+        self._index.add(pi, node_name)
+
+    def delete(self, uid: str) -> None:
+        """End the pod's nomination, if any."""
+        for pods in self._by_node.values():
+            pods[:] = [p for p in pods if p.pod.uid != uid]
+        self._index.delete(uid)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self.by_node.get(node_name, ()))
+        return list(self._by_node.get(node_name, ()))
 
     def nominated_node_names(self) -> list[str]:
-        return [n for n, pods in self.by_node.items() if pods]
+        return [n for n, pods in self._by_node.items() if pods]
 
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return nominated_load(self, pod, table)
+    def load_index(self) -> NominatedLoadIndex:
+        return self._index
 
 
 class FakeHandle:

@@ -29,6 +29,16 @@ NODE_NAME = "testNode"
 # --------------------------------------------------------------------------- the fake plugin
 
 
+@dataclass(frozen=True)
+class Added:
+    """The state AddPod writes: the name of the pod added (never changes)."""
+
+    pod_name: str
+
+    def clone(self) -> Added:
+        return self
+
+
 @dataclass(eq=False)
 class InjectedPlugin:
     """Implements PreFilter (+ extensions), Filter, PostFilter, PreScore and Score;
@@ -69,7 +79,7 @@ class InjectedPlugin:
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status:
         self.calls["add_pod"] += 1
         self.add_pod_saw.append(frozenset(p.pod.name for p in node.pods))
-        state.write(f"added/{self.name}", to_add.pod.name)
+        state.write(f"added/{self.name}", Added(to_add.pod.name))
         return Status(self.add_pod_code, INJECT_REASON)
 
     def remove_pod(

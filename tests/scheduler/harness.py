@@ -34,7 +34,6 @@ from kubesched.framework.config import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Nominator, Plugin, Verdicts
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import FitError, PreFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -78,22 +77,6 @@ class RecordingRecorder:
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
     ) -> None:
         self.preemptions.append((preemptor.key, node, [v.key for v in victims]))
-
-
-class ProtocolOnlyNominator:
-    """Only what ``framework.interfaces.Nominator`` declares."""
-
-    def __init__(self, inner: FakeNominator) -> None:
-        self._inner = inner
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return self._inner.nominated_pods_for_node(node_name)
-
-    def nominated_node_names(self) -> list[str]:
-        return self._inner.nominated_node_names()
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return nominated_load(self, pod, table)
 
 
 # --------------------------------------------------------------------------- profiles

@@ -18,58 +18,37 @@ import pytest
 
 from kubesched.api.types import NO_SCHEDULE, Node, Pod
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.results import NominatingInfo, NominatingMode
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.overrides import OverrideRows
-from kubesched.scheduler.queue.nominated_load import NominatedLoad
-from kubesched.scheduler.queue.nominator import Nominator
 from tests.builders import make_node, make_pod
 from tests.fakes import FakeNominator
 from tests.scheduler.harness import same_outcome, vectorised_and_per_node
 
 
-class TrackedNominator(FakeNominator):
-    """A FakeNominator whose ``nominated_load`` comes from the queue's incremental
-    index (``NominatedLoad``), whose change log ``answer_tracked`` follows."""
+class _TrackedOnlyIndex(NominatedLoadIndex):
+    """An index that never hands out its dense matrix: the algorithm then takes
+    ``answer_tracked`` (the pods of a scan that do not all count)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.real = Nominator()
-        self.index = NominatedLoad()
-
-    def nominate(self, pod: Pod | PodInfo, node_name: str) -> None:
-        pi = pod if isinstance(pod, PodInfo) else PodInfo(pod)
-        super().nominate(pi, node_name)
-        self.real.add_nominated_pod(pi, NominatingInfo(node_name, NominatingMode.OVERRIDE))
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return self.index.query(self.real, pod, table)
-
-    def nominated_load_index(self) -> NominatedLoad:
-        return self.index
+    def dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        super().dense(pod, table)  # the sync a real read does
+        return None
 
 
-class DenseNominator(TrackedNominator):
-    """A TrackedNominator that also hands out the index's dense load matrix, as the
-    scheduler does: ``answer_dense`` answers whenever every nomination counts."""
+def _nominator(kind: str) -> FakeNominator:
+    return FakeNominator(_TrackedOnlyIndex() if kind == "tracked" else None)
 
-    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        return self.index.dense(self.real, pod, table)
-
-
-_NOMINATORS = {"compare": FakeNominator, "tracked": TrackedNominator, "dense": DenseNominator}
 
 by_nominator_kind = pytest.mark.parametrize(
     "kind",
     [
-        pytest.param("compare", id="changed rows found by comparing summed requests"),
         pytest.param("tracked", id="changed rows found from the change logs"),
         pytest.param("dense", id="row -> override array kept from the change logs"),
     ],
 )
-"""Each way ``OverrideRows`` finds the rows to ask about again (the nominator
-decides which one the algorithm takes)."""
+"""Each way ``OverrideRows`` finds the rows a long scan asks about again (the
+nominated-load index decides which one the algorithm takes)."""
 
 
 @by_nominator_kind
@@ -90,14 +69,14 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
         node = make_node(f"n{i:04d}").capacity(cpu="2", memory="4Gi", pods=110).obj()
         nodes.append(node)
         cache.add_node(node)
-    nominator = _NOMINATORS[kind]()
+    nominator = _nominator(kind)
     (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
-    method = {"compare": "answer", "tracked": "answer_tracked", "dense": "answer_dense"}[kind]
+    method = {"tracked": "answer_tracked", "dense": "answer_dense"}[kind]
     answer, what_if = getattr(OverrideRows, method), vec.run_filter_what_if
 
     def counting_answer(*args: Any) -> Any:
-        # answer / answer_tracked: the rows; answer_dense: the rows holding load.
+        # answer_tracked: the rows; answer_dense: the rows holding load.
         asked[0] += int(np.count_nonzero(args[6])) if kind == "dense" else len(args[4])
         return answer(*args)
 
@@ -142,16 +121,15 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
     assert asked[1] < asked[0]
 
 
-@by_nominator_kind
-def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(kind: str) -> None:
-    """A scan of at most ``_SHORT_SCAN`` rows reads the nominator node by node and
-    never syncs the nominated-load index: its answers must still follow a
-    nomination removed between two pods of one spec (a stale kept answer would
-    keep rejecting n0)."""
+def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle() -> None:
+    """A scan of at most ``_SHORT_SCAN`` rows asks the index about its rows only
+    and finds changed rows by comparing summed requests (``OverrideRows.answer``):
+    its answers must still follow a nomination removed between two pods of one
+    spec (a stale kept answer would keep rejecting n0)."""
     cache = Cache()
     for i in range(2):
         cache.add_node(make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods=110).obj())
-    nominator = _NOMINATORS[kind]()
+    nominator = FakeNominator()
     small = make_pod("a").uid("a").priority(10).req(cpu="500m").obj()
     big = make_pod("b").uid("b").priority(10).req(cpu="1500m").obj()
     nominator.nominate(small, "n0")
@@ -161,9 +139,7 @@ def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle(kind: str) 
     template = make_pod("t").req(cpu="500m").obj()
     first = same_outcome(vector, exact, Pod("p0", uid="p0", spec=template.spec))
     assert first[0] == "fit"
-    nominator.by_node["n0"] = [p for p in nominator.by_node["n0"] if p.pod.uid != "b"]
-    if isinstance(nominator, TrackedNominator):
-        nominator.real.delete_nominated_pod_if_exists(big)
+    nominator.delete(big.uid)
     second = same_outcome(vector, exact, Pod("p1", uid="p1", spec=template.spec))
     assert second[:2] == ("ok", "n0")
 
@@ -182,17 +158,15 @@ def test_rows_that_change_while_holding_nominations_are_asked_again(kind: str, s
         cache.add_node(make_node(f"n{i:02d}").capacity(cpu="4", memory="8Gi", pods=110).obj())
         used = rng.choice(("0", "500m", "1", "2"))
         cache.add_pod(make_pod(f"base{i}").req(cpu=used).node(f"n{i:02d}").obj())
-    nominator = _NOMINATORS[kind]()
+    nominator = _nominator(kind)
     vector, exact = vectorised_and_per_node(cache.table, nominator, 5)
     template = make_pod("t").req(cpu="1500m", memory="1Gi").obj()
     live: list[tuple[Pod, str]] = []
     outcomes = set()
     for i in range(150):
         if live and rng.random() < 0.4:
-            gone, node = live.pop(rng.randrange(len(live)))
-            nominator.by_node[node] = [p for p in nominator.by_node[node] if p.pod.uid != gone.uid]
-            if isinstance(nominator, TrackedNominator):
-                nominator.real.delete_nominated_pod_if_exists(gone)
+            gone, _ = live.pop(rng.randrange(len(live)))
+            nominator.delete(gone.uid)
         else:
             # Nominations crowd onto a few nodes, so rows gain a second one.
             node = f"n{rng.randrange(8):02d}"

@@ -62,7 +62,6 @@ from tests.scheduler.harness import (
     FakePreFilterAndFilter,
     MatchFilter,
     NodeScorePlugin,
-    ProtocolOnlyNominator,
     TrueFilter,
     VectorFakeFilter,
     VectorTrueFilter,
@@ -1051,17 +1050,9 @@ def _nominated_cluster() -> ClusterCase:
     return ClusterCase(nodes, [used], [low], [(nominee, "n0")])
 
 
-@pytest.mark.parametrize(
-    "wrap",
-    [
-        pytest.param(False, id="a nominator with nominated_node_names"),
-        pytest.param(True, id="a nominator with only the Protocol's methods"),
-    ],
-)
-def test_vectorised_path_honours_nominated_pods(wrap: bool) -> None:
+def test_vectorised_path_honours_nominated_pods() -> None:
     case = _nominated_cluster()
-    inner = nominator_of(case)
-    nominator = ProtocolOnlyNominator(inner) if wrap else inner
+    nominator = nominator_of(case)
     _, vec, exact = frameworks(case, True, nominator)
     pod = case.pending[0]
     got_v, got_e = outcome(ScheduleOne(), vec, pod), outcome(ScheduleOne(), exact, pod)

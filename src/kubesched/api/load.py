@@ -401,8 +401,8 @@ def _check_converted(kind: str, raw: Mapping[str, Any], item: Loaded[LoadedObjec
         raise InputError(
             sim_annotations.unknown_message(bad), field=f'metadata.annotations["{bad}"]'
         )
-    template = getattr(item.obj, "template_annotations", None)
-    bad = sim_annotations.unknown(template) if isinstance(template, Mapping) else None
+    obj = item.obj
+    bad = sim_annotations.unknown(obj.template_annotations) if isinstance(obj, Workload) else None
     if bad is not None:
         raise InputError(
             sim_annotations.unknown_message(bad),
@@ -423,8 +423,7 @@ def _has_claims(raw: Mapping[str, Any]) -> bool:
 
 def _pods_made(obj: LoadedObject) -> int:
     """The pods a workload object asks for (its ``replicas``); 0 for other objects."""
-    replicas = getattr(obj, "replicas", 0)
-    return replicas if isinstance(replicas, int) and replicas > 0 else 0
+    return max(obj.replicas, 0) if isinstance(obj, Workload) else 0
 
 
 def load_objects(docs: Iterable[Document], *, limits: InputLimits = DEFAULT_LIMITS) -> LoadResult:

@@ -1,18 +1,26 @@
 """CycleState: the per-cycle blackboard plugins share, with clonable values.
 
 Keys are plugin-prefixed strings (``"PreFilter" + plugin name`` as upstream).
-Values that a plugin mutates after PreFilter (through AddPod/RemovePod) must
-implement ``clone()`` so that preemption's dry run and the nominated-pods
-pass work on copies.
+Every value is ``StateData`` (upstream ``fwk.StateData``): its ``clone()`` gives
+what a cloned CycleState holds, so that preemption's dry run and the
+nominated-pods pass work on copies. A value that a plugin mutates after
+PreFilter (through AddPod/RemovePod) returns a copy; a value that never
+changes (or is a per-cycle memo valid for every copy) declares so by
+returning itself.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 
 class StateData(Protocol):
-    def clone(self) -> StateData: ...
+    """A value kept in the CycleState (upstream ``fwk.StateData``)."""
+
+    def clone(self) -> StateData:
+        """The value a cloned CycleState holds: a copy if this one may change
+        after it is written, else this very value."""
+        ...
 
 
 T = TypeVar("T")
@@ -22,12 +30,15 @@ class CycleState:
     __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
-        self._data: dict[str, object] = {}
+        self._data: dict[str, StateData] = {}
         self.skip_filter_plugins: frozenset[str] = frozenset()
         self.skip_score_plugins: frozenset[str] = frozenset()
 
     def write(self, key: str, value: object) -> None:
-        self._data[key] = value
+        """Keep ``value`` under ``key``; it must be ``StateData`` (``clone`` fails
+        on anything else). Typed ``object`` until every writer's value is typed:
+        NodeResourcesFit writes states it reads back from the untyped spec memo."""
+        self._data[key] = cast(StateData, value)
 
     def read(self, key: str) -> object:
         """The value, or raise KeyError (upstream ErrNotFound)."""
@@ -46,11 +57,10 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
-        """Copy: values with ``clone()`` are cloned, others shared (they are immutable)."""
+        """Copy: every value as its ``clone()`` gives it (upstream CycleState.Clone)."""
         c = CycleState()
         for k, v in self._data.items():
-            clone = getattr(v, "clone", None)
-            c._data[k] = clone() if clone is not None else v
+            c._data[k] = v.clone()
         c.skip_filter_plugins = self.skip_filter_plugins
         c.skip_score_plugins = self.skip_score_plugins
         return c

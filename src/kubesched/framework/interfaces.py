@@ -41,6 +41,7 @@ from kubesched.api.types import Pod, PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import (
     Clock,
     ClusterReader,
@@ -118,6 +119,8 @@ class NodeSet:
 
 
 class Nominator(Protocol):
+    """Pods nominated to run on nodes (upstream ``fwk.PodNominator``)."""
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """Pods nominated to run on this node, in nomination order."""
         ...
@@ -126,9 +129,10 @@ class Nominator(Protocol):
         """Nodes that currently have at least one nominated pod."""
         ...
 
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        """(rows, summed request vectors) of the nominated pods of priority >= the
-        pod's (not the pod itself), one entry per node that has any."""
+    def load_index(self) -> NominatedLoadIndex:
+        """The index of the nominated pods' summed requests over table rows, fed
+        with every nomination this nominator records (the same object on every
+        call): what ``nominated_pods_for_node`` adds up to, for many nodes."""
         ...
 
 

@@ -78,9 +78,13 @@ class ResourcePlan:
     """upstream fitsRequest, declared: ``pods + 1 <= allocatable pods`` ("Too many
     pods", never unresolvable on its own), then every check in order; a failed check
     whose need exceeds the node's allocatable makes the status unresolvable.
-    Immutable and compared by value (evaluator memos are keyed by it)."""
+    Immutable and compared by value (evaluator memos are keyed by it).
+    NodeResourcesFit's PreFilter state (``clone`` returns it: it never changes)."""
 
     checks: tuple[ResourceCheck, ...] = ()
+
+    def clone(self) -> ResourcePlan:
+        return self
 
 
 @runtime_checkable

@@ -134,6 +134,10 @@ class _CycleSteps:
         self.static_known = False
         self.static_pass: BoolArray | None = None
 
+    def clone(self) -> _CycleSteps:
+        """StateData: one memo for the cycle, shared by its CycleState's copies."""
+        return self
+
     def holds(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
         return (
             self.table is table

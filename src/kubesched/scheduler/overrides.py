@@ -26,10 +26,10 @@ import numpy as np
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.status import Status, StatusList
 from kubesched.framework.types import PodInfo, SpecFacts
 from kubesched.runtime.framework import Framework
-from kubesched.scheduler.queue.nominated_load import NominatedLoad
 
 NOT_OVERRIDDEN: Final = -2
 
@@ -90,14 +90,15 @@ _UNKNOWN: Final = -3
 _ENTRIES: Final = 8
 """Specs whose row answers are kept (workloads interleave a few pod templates)."""
 
-_Key = tuple[int, int, frozenset[str], int, int, int]
+_Key = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int]
 """(framework, spec facts, skipped filters, table, node generation, layout
 generation): what a spec-determined what-if answer depends on besides the row
-and its summed requests."""
-_TrackedKey = tuple[int, int, frozenset[str], int, int, int, int, str | None]
+and its summed requests. The objects are compared by identity and held by the
+key (no identity can be reused while an entry lives)."""
+_TrackedKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, int, str | None]
 """``_Key`` with the pod's priority and UID if it is nominated itself: what
 decides which nominated pods count on a row."""
-_DenseKey = tuple[int, int, frozenset[str], int, int, int, int, bool]
+_DenseKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, int, bool]
 """``_Key`` with the pod's priority, for ``answer_dense`` (its entries keep the
 row -> override array up to date as well)."""
 
@@ -105,10 +106,10 @@ row -> override array up to date as well)."""
 def _key(fwk: Framework, state: CycleState, pod: PodInfo) -> _Key:
     table = fwk.table
     return (
-        id(fwk),
-        id(pod.facts),
+        fwk,
+        pod.facts,
         state.skip_filter_plugins,
-        id(table),
+        table,
         table.node_generation,
         table.layout_generation,
     )
@@ -120,8 +121,6 @@ class _Entry:
 
     __slots__ = (
         "epoch",
-        "facts",
-        "fwk",
         "index",
         "known",
         "last",
@@ -131,9 +130,7 @@ class _Entry:
         "table_seq",
     )
 
-    def __init__(self, fwk: Framework, facts: SpecFacts, table: NodeTable, tracked: bool) -> None:
-        self.fwk = fwk
-        self.facts = facts  # kept alive: the key holds its id
+    def __init__(self, table: NodeTable, tracked: bool) -> None:
         self.index = np.full(table.capacity, _UNKNOWN, dtype=np.int64)
         self.summed = np.zeros(
             (table.capacity, len(table.resources) if not tracked else 0), dtype=np.int64
@@ -170,18 +167,12 @@ class OverrideRows:
     def __init__(self) -> None:
         self._entries: dict[_Key | _TrackedKey | _DenseKey, _Entry] = {}
 
-    def _entry(
-        self,
-        key: _Key | _TrackedKey | _DenseKey,
-        fwk: Framework,
-        facts: SpecFacts,
-        tracked: bool,
-    ) -> _Entry:
+    def _entry(self, key: _Key | _TrackedKey | _DenseKey, tracked: bool) -> _Entry:
         entry = self._entries.get(key)
-        if entry is None or entry.facts is not facts or entry.fwk is not fwk:
+        if entry is None:
             if len(self._entries) >= _ENTRIES:
                 del self._entries[next(iter(self._entries))]
-            entry = self._entries[key] = _Entry(fwk, facts, fwk.table, tracked)
+            entry = self._entries[key] = _Entry(key[3], tracked)
         return entry
 
     def answer_tracked(
@@ -191,17 +182,16 @@ class OverrideRows:
         pod: PodInfo,
         rows: IntArray,
         load: IntArray,
-        index: NominatedLoad,
+        index: NominatedLoadIndex,
     ) -> Overrides | None:
         """``answer`` for ``rows`` with nominated load ``load`` (``index.query``'s
         answer for the pod, just asked: the index must be in sync with the
         nominator, or its change log misses nominations), finding the changed
         rows from the change logs of the node table and of ``index``."""
         table = fwk.table
-        facts = pod.facts
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
         key = (*_key(fwk, state, pod), pod.pod.priority, own)
-        entry = self._entry(key, fwk, facts, True)
+        entry = self._entry(key, True)
         known = entry.index
         changed = table.rows_changed_since(entry.table_seq)
         if changed is None:
@@ -239,7 +229,7 @@ class OverrideRows:
         fwk: Framework,
         state: CycleState,
         pod: PodInfo,
-        index: NominatedLoad,
+        index: NominatedLoadIndex,
         load: IntArray,
         count: IntArray,
     ) -> Overrides | None:
@@ -252,7 +242,7 @@ class OverrideRows:
         within the cycle that asked, never keep it."""
         table = fwk.table
         key: _DenseKey = (*_key(fwk, state, pod), pod.pod.priority, True)
-        entry = self._entry(key, fwk, pod.facts, True)
+        entry = self._entry(key, True)
         known = entry.index
         over = entry.over
         changed = table.rows_changed_since(entry.table_seq)
@@ -323,8 +313,7 @@ class OverrideRows:
         ascending and distinct; ``summed`` table-shaped); only rows whose summed
         requests differ from the last time are asked about. None when the
         framework cannot answer. Only for ``fwk.what_if_spec_determined(state)``."""
-        facts = pod.facts
-        entry = self._entry(_key(fwk, state, pod), fwk, facts, False)
+        entry = self._entry(_key(fwk, state, pod), False)
         index = entry.index.take(rows)
         stale = index == _UNKNOWN
         stale |= (entry.summed.take(rows, axis=0) != summed).any(axis=1)

@@ -31,7 +31,6 @@ from kubesched.api.goformat import go_list
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.nominated import nominated_load
 from kubesched.framework.results import Diagnosis, FitError, LazyNodeToStatus
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, SpecFacts
@@ -413,6 +412,7 @@ class ScheduleOne:
         one what-if call answers for all these nodes at once."""
         table = fwk.table
         if fwk.what_if_supported(state):
+            index = fwk.nominator.load_index()
             short = len(scan) <= _SHORT_SCAN
             if not short and fwk.what_if_spec_determined(state):
                 dense = self._dense_overrides(fwk, state, pod)
@@ -422,7 +422,7 @@ class ScheduleOne:
                 # The nominated node's own check: ask about its row only.
                 load_rows, load = _scan_load(fwk, pod, scan)
             else:
-                load_rows, load = fwk.nominator.nominated_load(pod, table)
+                load_rows, load = index.query(pod, table)
                 if len(scan) < len(load_rows):
                     keep = np.isin(load_rows, scan)
                     load_rows, load = load_rows[keep], load[keep]
@@ -436,12 +436,10 @@ class ScheduleOne:
                 # Ask only about the rows whose summed requests changed since an
                 # earlier cycle (a burst of preemptors changes a node or two per
                 # cycle while a thousand hold nominated pods).
-                index = None if short else getattr(fwk.nominator, "nominated_load_index", None)
-                if index is not None:
-                    # The index's change log is current: ``nominated_load`` (not
-                    # ``_scan_load``, which reads the nominator) just synced it.
+                if not short:
+                    # The index's change log is current: ``query`` just synced it.
                     found = self._override_rows.answer_tracked(
-                        fwk, state, pod, load_rows, load, index()
+                        fwk, state, pod, load_rows, load, index
                     )
                 else:
                     summed = table.requested[load_rows] + load
@@ -474,28 +472,23 @@ class ScheduleOne:
         as a matrix over table slots and every nominated pod counts for ``pod``
         (the common case: a burst of preemptors of one priority); NO_OVERRIDES
         when nothing is nominated at all; else None."""
-        index_of = getattr(fwk.nominator, "nominated_load_index", None)
-        dense_of = getattr(fwk.nominator, "nominated_load_dense", None)
-        if index_of is None or dense_of is None:
-            return None
-        load = dense_of(pod, fwk.table)
-        index = index_of()
+        index = fwk.nominator.load_index()
+        load = index.dense(pod, fwk.table)
         if load is None:
-            # ``dense_of`` just brought the index up to date.
+            # ``dense`` just brought the index up to date.
             return NO_OVERRIDES if index.empty() else None
         return self._override_rows.answer_dense(fwk, state, pod, index, load, index.dense_counts())
 
 
 _SHORT_SCAN: Final = 8
-"""Scans of at most this many rows read their nominated pods node by node."""
+"""Scans of at most this many rows ask the nominated-load index about their rows only."""
 
 
 def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, IntArray]:
-    """``nominated_load`` restricted to the rows of ``scan``, from the nominator's
-    per-node lookup (rows ascending, summed request vectors)."""
-    names = fwk.table.names
+    """The nominated load restricted to the rows of ``scan`` (rows ascending,
+    summed request vectors)."""
     # A short scan: a set beats np.unique's sort machinery on a handful of rows.
-    return nominated_load(fwk.nominator, pod, fwk.table, [names[r] for r in set(scan.tolist())])
+    return fwk.nominator.load_index().query_rows(pod, fwk.table, set(scan.tolist()))
 
 
 def _first_chunk(num_to_find: int, n: int) -> int:

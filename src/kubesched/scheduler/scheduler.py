@@ -32,7 +32,7 @@ from kubesched.framework.events import (
     EventObject,
 )
 from kubesched.framework.interfaces import QueuedInfo
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import (
     Diagnosis,
@@ -53,7 +53,6 @@ from kubesched.scheduler.metrics import (
 )
 from kubesched.scheduler.queue import QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.queue.events import node_update_events, pod_update_events
-from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.scheduling_queue import priority_sort_key
 from kubesched.scheduler.schedule_one import (
     NoNodesAvailable,
@@ -135,19 +134,13 @@ class Scheduler:
 
     # ------------------------------------------------------------------ nominator port
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return self.queue.nominated_pods_for_node(node_name)
+        return self.queue.nominator.nominated_pods_for_node(node_name)
 
     def nominated_node_names(self) -> list[str]:
-        return self.queue.nominated_node_names()
+        return self.queue.nominator.nominated_node_names()
 
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        return self.queue.nominated_load(pod, table)
-
-    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        return self.queue.nominated_load_dense(pod, table)
-
-    def nominated_load_index(self) -> NominatedLoad:
-        return self.queue.nominated_load_index()
+    def load_index(self) -> NominatedLoadIndex:
+        return self.queue.nominator.load_index()
 
     def activate(self, pods: Sequence[Pod]) -> None:
         self.queue.activate(pods)

@@ -31,6 +31,7 @@ from kubesched.api.input_limits import DEFAULT_LIMITS, InputLimits
 from kubesched.api.load import (
     STDIN_SOURCE,
     Loaded,
+    LoadedObject,
     LoadResult,
     load_objects,
     read_documents,
@@ -131,11 +132,11 @@ def _annotation_duration(
 
 
 def _label(item: Loaded[Any] | Item) -> str:
-    obj = item.obj
+    obj: LoadedObject = item.obj
     kind = item.kind.lower()
     if isinstance(obj, Pod | PodDisruptionBudget | Workload | PersistentVolumeClaim):
         return f"{kind} {obj.namespace}/{obj.name}"
-    name = getattr(obj, "name", "")
+    name = "" if isinstance(obj, dict) else obj.name  # dict: the scheduler configuration
     return f"{kind} {name}" if name else kind
 
 

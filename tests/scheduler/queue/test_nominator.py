@@ -7,10 +7,11 @@ import pytest
 
 from kubesched.api.types import Pod
 from kubesched.framework.results import NominatingInfo, NominatingMode
+from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue.nominator import Nominator, PodRef
-from tests.builders import make_pod
+from tests.builders import make_node, make_pod
 from tests.scheduler.queue.helpers import clone, make_queue
 
 MED = make_pod("mpp", "ns2").uid("mppns2").priority(500).nominated("node1").obj()
@@ -125,6 +126,36 @@ def test_in_flight_nominated_pod_is_a_bare_pod() -> None:
     (bare,) = q.nominated_pods_for_node("node1")
     assert (bare.pod.name, bare.pod.namespace, bare.pod.uid) == ("mpp", "ns2", "mppns2")
     assert bare.pod.priority == 0 and bare.pod is not MED
+
+
+def test_the_bare_pod_lasts_as_long_as_the_nomination() -> None:
+    """The bare PodInfo of an in-flight nominated pod is built once while the
+    nomination lasts, and afresh after the nomination was deleted and made again."""
+    q, _ = make_queue()
+    q.add(MED)
+    q.pop()
+    (first,) = q.nominated_pods_for_node("node1")
+    assert q.nominated_pods_for_node("node1")[0] is first
+    q.delete_nominated_pod_if_exists(MED)
+    assert q.nominated_pods_for_node("node1") == []
+    q.add_nominated_pod(PodInfo(MED), None)
+    (again,) = q.nominated_pods_for_node("node1")
+    assert again is not first and again.pod.uid == MED.uid
+
+
+def test_the_load_index_follows_the_nominations() -> None:
+    """The queue's nominator feeds its load index: a nomination's requests count
+    on its node for an equal-priority pod until the nomination is deleted."""
+    q, _ = make_queue()
+    table = build_table([make_node("node1").capacity(cpu="4").obj()])
+    asking = PodInfo(make_pod("asking").uid("asking").priority(500).obj())
+    big = make_pod("big").uid("big").priority(500).req(cpu="3").nominated("node1").obj()
+    q.add(big)
+    index = q.nominator.load_index()
+    rows, load = index.query(asking, table)
+    assert rows.tolist() == [0] and load[0, table.res_index["cpu"]] == 3000
+    q.delete(big)
+    assert index.query(asking, table)[0].tolist() == []
 
 
 def test_delete_removes_from_queue_and_nominator() -> None:

@@ -291,16 +291,16 @@ class VictimBatcher:
         h = self._handle
         table = h.table
         if self._load is None or self._load[0] != table.layout_generation:
-            # A nominator that keeps the load as a matrix over table slots hands
-            # it out as is (nominations do not change during a dry run).
-            shared = self._extras.dense_load
-            dense = None if shared is None else shared.nominated_load_dense(self._pod, table)
+            # When the index keeps the load as a matrix over table slots it is
+            # handed out as is (nominations do not change during a dry run).
+            index = h.nominator.load_index()
+            dense = index.dense(self._pod, table)
             if table.layout_generation != self.cache.layout:
                 return _RESTART
             if dense is not None:
                 self._load = (table.layout_generation, dense)
                 return dense
-            load_rows, load = h.nominator.nominated_load(self._pod, table)
+            load_rows, load = index.query(self._pod, table)
             if table.layout_generation != self.cache.layout:
                 return _RESTART
             if len(load_rows):

@@ -1,12 +1,13 @@
 """What the batched dry run uses of the runtime beyond ``Handle``, as explicit Protocols.
 
-The runtime ``Framework`` (the only ``Handle`` there is) and the scheduler's
-nominator offer a few more methods than the framework's Protocols declare; the
-batched dry run uses them when present and otherwise takes a slower, equal path.
-They are declared here rather than probed by name, and resolved once per
-Evaluator (``HandleExtras.of``): ``isinstance`` on a ``runtime_checkable``
-Protocol costs tens of microseconds. (A resource filter's evaluator is reached
-through ``framework.resources.ResourceFilterPlugin``.)
+The runtime ``Framework`` (the only ``Handle`` there is) offers a few more
+methods than the framework's Protocols declare; the batched dry run uses them
+when present and otherwise takes a slower, equal path. They are declared here
+rather than probed by name, and resolved once per Evaluator
+(``HandleExtras.of``): ``isinstance`` on a ``runtime_checkable`` Protocol costs
+tens of microseconds. (A resource filter's evaluator is reached through
+``framework.resources.ResourceFilterPlugin``, the nominated load through
+``Nominator.load_index()``.)
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import Protocol, runtime_checkable
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Handle
-from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.types import PodInfo
 
 
 @runtime_checkable
@@ -37,29 +36,14 @@ class WhatIfRuntime(Protocol):
         ...
 
 
-@runtime_checkable
-class DenseNominatedLoad(Protocol):
-    """A nominator that keeps the nominated pods' summed requests over table rows."""
-
-    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """``Nominator.nominated_load`` as a (capacity, width) matrix over table rows
-        (None: no pod counts); read-only."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class HandleExtras:
     """The extras a handle offers (None: it does not)."""
 
     runtime: WhatIfRuntime | None
-    dense_load: DenseNominatedLoad | None
 
     @staticmethod
     def of(handle: Handle) -> HandleExtras:
-        """Resolve the extras of ``handle`` (its nominator is fixed, as are its
-        filters once the profile is built: call it after construction)."""
-        nominator = handle.nominator
-        return HandleExtras(
-            handle if isinstance(handle, WhatIfRuntime) else None,
-            nominator if isinstance(nominator, DenseNominatedLoad) else None,
-        )
+        """Resolve the extras of ``handle`` (its filters are fixed once the
+        profile is built: call it after construction)."""
+        return HandleExtras(handle if isinstance(handle, WhatIfRuntime) else None)

@@ -3,7 +3,9 @@
 It exists because the scheduler's own view of a nomination can be ahead of
 (or differ from) ``pod.status.nominatedNodeName``: preemption nominates in
 memory before the API update lands. It stores references (name, namespace,
-uid); the queue resolves them to current PodInfos.
+uid) and resolves them to the queue's current PodInfos through the lookup the
+queue gives it (upstream ``PriorityQueue.nominatedPodsToInfo``). It owns the
+nominated-load index (``load_index``) and tells it of every change.
 """
 
 from __future__ import annotations
@@ -13,11 +15,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from kubesched.api.types import Pod, PodSpec
+from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.results import NominatingInfo, NominatingMode
 from kubesched.framework.types import PodInfo
 
 PodLister = Callable[[str, str], Pod | None]
 """(namespace, name) -> the pod as the informer cache has it, or None if it is gone."""
+
+QueuedPodLookup = Callable[[str], PodInfo | None]
+"""Pod key ("namespace/name") -> its PodInfo in activeQ, the unschedulable pool
+or backoffQ (searched in that order), or None when it is in none of them."""
 
 
 _BARE_SPEC: Final = PodSpec()
@@ -36,18 +43,21 @@ class PodRef:
 
 
 class Nominator:
-    def __init__(self, pod_lister: PodLister | None = None) -> None:
+    """Implements ``framework.interfaces.Nominator`` (the framework's view)."""
+
+    def __init__(
+        self, pod_lister: PodLister | None = None, lookup: QueuedPodLookup | None = None
+    ) -> None:
         self._pod_lister = pod_lister
+        self._lookup = lookup
         self.nominated_pods: dict[str, list[PodRef]] = {}
         """Node name -> nominated pods, in nomination order."""
         self.nominated_pod_to_node: dict[str, str] = {}
         """Pod UID -> node name."""
-        self.infos: dict[str, PodInfo] = {}
-        """Pod UID -> the PodInfo it was nominated with (priority and requests do
-        not change, so this resolves like the queue lookup upstream does)."""
-        self.log: list[tuple[str, str]] = []
-        """(uid, node) for each nomination added, (uid, "") for each removed, since
-        the last ``take_log``."""
+        self._load = NominatedLoadIndex()
+        self._bare: dict[str, PodInfo] = {}
+        """UID -> the bare PodInfo standing in for a nominated pod found in no
+        queue; kept while the nomination lasts (a reference never changes)."""
 
     def add_nominated_pod(self, pod_info: PodInfo, info: NominatingInfo | None) -> None:
         """Record the nomination ``info`` describes, replacing any previous one.
@@ -74,8 +84,7 @@ class Nominator:
         if any(r.uid == pod.uid for r in refs):
             return
         refs.append(PodRef(pod.name, pod.namespace, pod.uid))
-        self.infos[pod.uid] = pod_info
-        self.log.append((pod.uid, node))
+        self._load.add(pod_info, node)
 
     def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
         """Re-register the pod after an update event.
@@ -101,18 +110,42 @@ class Nominator:
     def nominated_refs_for_node(self, node_name: str) -> list[PodRef]:
         return list(self.nominated_pods.get(node_name, ()))
 
-    def take_log(self) -> list[tuple[str, str]]:
-        """The changes since the last call (and forget them)."""
-        log = self.log
-        self.log = []
-        return log
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        """PodInfos of the pods nominated to ``node_name``, in nomination order.
+
+        Each is the queue's current PodInfo (the lookup); a pod in no queue (e.g.
+        in flight) is represented by a bare pod with only name, namespace and UID
+        (priority 0), as upstream. Read-only: upstream returns deep copies,
+        kubesched returns the queue's own objects.
+        """
+        out: list[PodInfo] = []
+        lookup = self._lookup
+        for ref in self.nominated_pods.get(node_name, ()):
+            key = f"{ref.namespace}/{ref.name}"
+            info = lookup(key) if lookup is not None else None
+            if info is None:
+                bare = self._bare.get(ref.uid)
+                if bare is None or bare.pod.key != key:
+                    bare = self._bare[ref.uid] = PodInfo(ref.to_pod())
+                info = bare
+            out.append(info)
+        return out
+
+    def nominated_node_names(self) -> list[str]:
+        """Nodes that currently have at least one nominated pod."""
+        return [n for n, refs in self.nominated_pods.items() if refs]
+
+    def load_index(self) -> NominatedLoadIndex:
+        """The nominated pods' summed requests over table rows, kept current with
+        every nomination recorded here."""
+        return self._load
 
     def _delete(self, uid: str) -> None:
         node = self.nominated_pod_to_node.pop(uid, None)
         if node is None:
             return
-        self.infos.pop(uid, None)
-        self.log.append((uid, ""))
+        self._load.delete(uid)
+        self._bare.pop(uid, None)
         refs = self.nominated_pods.get(node)
         if refs is None:
             return

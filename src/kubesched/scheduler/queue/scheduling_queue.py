@@ -26,7 +26,6 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventObject,
 )
-from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.ports import Clock
 from kubesched.framework.results import NominatingInfo
 from kubesched.framework.status import Status
@@ -54,7 +53,6 @@ from kubesched.scheduler.queue.metrics import (
     UNSCHEDULABLE,
     QueueMetrics,
 )
-from kubesched.scheduler.queue.nominated_load import NominatedLoad
 from kubesched.scheduler.queue.nominator import Nominator, PodLister
 from kubesched.scheduler.queue.queued_pod import QueuedPodInfo
 from kubesched.scheduler.queue.unschedulable import UnschedulablePods
@@ -109,10 +107,6 @@ def active_sort_key(
     return functools.cmp_to_key(cmp)
 
 
-_BARE_INFOS: Final = 4096
-"""Bare PodInfos kept for nominated pods in no queue (then forgotten at once)."""
-
-
 class SchedulingQueue:
     """See the package docstring for the contract of each method."""
 
@@ -146,11 +140,7 @@ class SchedulingQueue:
         )
         self._active = ActiveQueue(self._active_key, self._backoff, self.metrics)
         self._unsched = UnschedulablePods(self.metrics, self._leftover_movable)
-        self._nominator = Nominator(pod_lister)
-        self._bare_infos: dict[str, PodInfo] = {}
-        """UID -> the bare PodInfo ``nominated_pods_for_node`` stands in for a
-        nominated pod in no queue (read-only, as every PodInfo it returns)."""
-        self._nominated_load = NominatedLoad()
+        self._nominator = Nominator(pod_lister, self._queued_pod_info)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -506,50 +496,9 @@ class SchedulingQueue:
         self._nominator.update_nominated_pod(old_pod, new_pod_info)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        """PodInfos of the pods nominated to ``node_name``, in nomination order.
-
-        Each is looked up in activeQ, then the pool, then backoffQ; a pod in
-        none of them (e.g. in flight) is represented by a bare pod with only
-        name, namespace and UID (priority 0), as upstream. Read-only: upstream
-        returns deep copies, kubesched returns the queue's own objects.
-        """
-        out: list[PodInfo] = []
-        for ref in self._nominator.nominated_refs_for_node(node_name):
-            key = f"{ref.namespace}/{ref.name}"
-            pinfo = self._active.get(key) or self._unsched.get_key(key) or self._backoff.get(key)
-            if pinfo is None:
-                # The bare pod of a reference never changes: built once per UID.
-                bare = self._bare_infos.get(ref.uid)
-                if bare is None or bare.pod.key != key:
-                    if len(self._bare_infos) >= _BARE_INFOS:
-                        self._bare_infos.clear()
-                    bare = self._bare_infos[ref.uid] = PodInfo(ref.to_pod())
-                out.append(bare)
-                continue
-            out.append(pinfo.pod_info)
-        return out
-
-    def nominated_load(self, pod: PodInfo, table: NodeTable) -> tuple[IntArray, IntArray]:
-        """(rows, summed request vectors over the table's resource axis) of the
-        nominated pods with priority >= the pod's, other than the pod itself, per
-        node that has any: what the first filter pass with nominated pods adds
-        (``kubesched.framework.nominated.nominated_load``, kept incrementally)."""
-        return self._nominated_load.query(self._nominator, pod, table)
-
-    def nominated_load_index(self) -> NominatedLoad:
-        """The incremental index behind ``nominated_load`` (its change log tells
-        which rows' loads changed)."""
-        return self._nominated_load
-
-    def nominated_load_dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """``nominated_load`` as a (capacity, width) matrix over table slots when it
-        is kept as one (``NominatedLoad.dense``), else None. Read-only, valid
-        until the nominations change."""
-        return self._nominated_load.dense(self._nominator, pod, table)
-
-    def nominated_node_names(self) -> list[str]:
-        """Nodes that currently have at least one nominated pod."""
-        return [n for n, refs in self._nominator.nominated_pods.items() if refs]
+        """``Nominator.nominated_pods_for_node``: each pod's PodInfo in activeQ,
+        the pool or backoffQ, else a bare pod (name, namespace, UID)."""
+        return self._nominator.nominated_pods_for_node(node_name)
 
     def has_poppable(self) -> bool:
         """True when ``pop()`` would return a pod."""
@@ -560,6 +509,11 @@ class SchedulingQueue:
         return self._nominator
 
     # -------------------------------------------------------------- internals
+    def _queued_pod_info(self, key: str) -> PodInfo | None:
+        """The nominator's lookup: the pod's entry in activeQ, the pool or backoffQ."""
+        pinfo = self._active.get(key) or self._unsched.get_key(key) or self._backoff.get(key)
+        return pinfo.pod_info if pinfo is not None else None
+
     def _leftover_movable(self, pinfo: QueuedPodInfo) -> bool:
         return not pinfo.gated() or match_any_cluster_event(
             UNSCHEDULABLE_TIMEOUT, pinfo.gating_plugin_events

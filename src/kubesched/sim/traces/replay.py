@@ -17,10 +17,11 @@ builds the scenario from the merged ``LoadResult``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Final
+from typing import Final
 
 from kubesched.api.duration import HOUR
 from kubesched.api.load import Loaded, LoadedObject, LoadResult
+from kubesched.api.types import Node, Pod, PriorityClass
 from kubesched.framework.config import SchedulerConfig
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
@@ -45,11 +46,11 @@ def horizon(trace: TraceObjects, margin: int | None = None) -> int:
 def loaded_objects(trace: TraceObjects) -> list[Loaded[LoadedObject]]:
     """PriorityClasses, nodes, pods as ``Loaded`` entries (source ``<trace>``, index =
     position), the order ``manifests.trace_manifests`` writes them."""
-    objs: list[Any] = [*trace.priority_classes, *trace.nodes, *trace.pods]
+    objs: list[PriorityClass | Node | Pod] = [*trace.priority_classes, *trace.nodes, *trace.pods]
     out: list[Loaded[LoadedObject]] = []
     for i, obj in enumerate(objs):
         kind = type(obj).__name__
-        annotations = getattr(obj, "annotations", {})
+        annotations = {} if isinstance(obj, PriorityClass) else obj.annotations
         out.append(Loaded(kind, obj, annotations, SOURCE, i))
     return out
 
