@@ -164,6 +164,8 @@ class FakeHandle:
         self.clock_impl = FakeClock()
         self.reader_impl = FakeReader()
         self.writer_impl = RecordingWriter()
+        self.per_node = False
+        """``Handle.per_node``: set by tests that run a plugin's per-node path."""
 
     @property
     def table(self) -> NodeTable:

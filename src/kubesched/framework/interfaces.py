@@ -170,6 +170,14 @@ class Handle(Protocol):
     @property
     def scheduler_name(self) -> str: ...
 
+    @property
+    def per_node(self) -> bool:
+        """Run only per-node code (``--exact`` / ``--per-node``): plugins with
+        vectorised PreFilter / PreScore states (PodTopologySpread,
+        InterPodAffinity) build them node by node, as upstream, and the runtime
+        calls no vectorised form. Decisions are the same either way."""
+        ...
+
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo
     ) -> Status: ...

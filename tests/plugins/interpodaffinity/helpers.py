@@ -1,8 +1,10 @@
 """Builders, a handle with namespaces, and runners for the InterPodAffinity tests.
 
-``run_filter`` / ``run_score`` run the plugin's exact path and assert its
-vector path agrees on every node (``tests.plugins.fakes.check_filter`` /
-``check_score``), so every table case is checked on both paths.
+``run_filter`` / ``run_score`` run the plugin's per-node Filter / Score on the
+vectorised PreFilter / PreScore state and assert its vector forms agree on every
+node (``tests.plugins.fakes.check_filter`` / ``check_score``), then run the
+plugin again under ``Handle.per_node`` (states built pod by pod) and assert the
+same statuses and scores, so every table case is checked on all paths.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity import InterPodAffinity
 from tests.fakes import FakeHandle, FakeReader
-from tests.plugins.fakes import check_filter, check_score
+from tests.plugins.fakes import check_filter, check_score, table_infos
 
 # The namespaces of upstream's scoring_test.go (`namespaces`), plus NS1 of
 # TestRequiredAffinityMultipleNodes.
@@ -146,8 +148,24 @@ def make_plugin(
     table: NodeTable,
     args: InterPodAffinityArgs | None = None,
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
+    per_node: bool = False,
 ) -> InterPodAffinity:
-    return InterPodAffinity(args, cast(HandleProtocol, Handle(table, namespaces)))
+    handle = Handle(table, namespaces)
+    handle.per_node = per_node
+    return InterPodAffinity(args, cast(HandleProtocol, handle))
+
+
+def _per_node_filter(
+    incoming: Pod, table: NodeTable, namespaces: Mapping[str, Mapping[str, str]] | None
+) -> tuple[Status, dict[str, Status]]:
+    """PreFilter and Filter under ``Handle.per_node`` (no index, no vector form)."""
+    plugin = make_plugin(table, namespaces=namespaces, per_node=True)
+    state = CycleState()
+    pi = PodInfo(incoming)
+    _, status = plugin.pre_filter(state, pi, table)
+    if not status.is_success():
+        return status, {}
+    return status, {i.name: plugin.filter(state, pi, i) for i in table_infos(table)}
 
 
 def fake_handle() -> HandleProtocol:
@@ -172,9 +190,13 @@ def run_filter(
     pi = PodInfo(incoming)
     result, status = plugin.pre_filter(state, pi, table)
     assert result is None
-    if not status.is_success():
-        return status, {}
-    return status, check_filter(plugin, state, pi, table)
+    got: dict[str, Status] = {}
+    if status.is_success():
+        got = check_filter(plugin, state, pi, table)
+    per_node = _per_node_filter(incoming, table, namespaces)
+    assert per_node == (status, got)
+    assert [s.code for s in per_node[1].values()] == [s.code for s in got.values()]
+    return status, got
 
 
 def run_score(
@@ -187,4 +209,9 @@ def run_score(
     """(PreScore status, normalized scores by node) on both paths."""
     table = build_table(nodes, pods)
     plugin = make_plugin(table, args, namespaces)
-    return check_score(plugin, CycleState(), PodInfo(incoming), table)
+    got = check_score(plugin, CycleState(), PodInfo(incoming), table)
+    # The per-node PreScore state gives the same scores (check_score also reads
+    # the vector form over it, which the runtime would not call under per_node).
+    per_node = make_plugin(table, args, namespaces, per_node=True)
+    assert check_score(per_node, CycleState(), PodInfo(incoming), table) == got
+    return got

@@ -3,7 +3,8 @@ existing pods with random required / preferred (anti-)affinity terms, random
 namespaces and namespace selectors, random pending pods):
 
 1. PreFilter counts, Filter statuses and normalized scores equal a pod-by-pod
-   port of upstream (``reference``), on the exact and the vector path;
+   port of upstream (``reference``), on the per-node and the vector path, with
+   the states built from the ``PodIndex`` or pod by pod (``Handle.per_node``);
 2. removing / adding random pods through RemovePod / AddPod on a cloned state
    gives the same Filter answers as PreFilter recomputed from scratch on the
    modified cluster (what preemption's dry run relies on), and leaves the
@@ -177,10 +178,10 @@ def _ref_statuses(state: ref.RefState | None, nodes: Sequence[Node]) -> dict[str
 
 
 def _pre_filter(
-    cluster_nodes: list[Node], pods: list[Pod], incoming: Pod
+    cluster_nodes: list[Node], pods: list[Pod], incoming: Pod, per_node: bool = False
 ) -> tuple[InterPodAffinity, CycleState, NodeTable, Status]:
     table = build_table(cluster_nodes, pods)
-    plugin = make_plugin(table, namespaces=NAMESPACES)
+    plugin = make_plugin(table, namespaces=NAMESPACES, per_node=per_node)
     cs = CycleState()
     _, status = plugin.pre_filter(cs, PodInfo(incoming), table)
     return plugin, cs, table, status
@@ -190,9 +191,12 @@ def _pre_filter(
 
 
 @settings(max_examples=scaled(300), deadline=None)
-@given(clusters(), st.integers(0, 3), st.booleans())
-def test_matches_reference_on_both_paths(c: Cluster, hard: int, ignore: bool) -> None:
-    plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming)
+@given(clusters(), st.integers(0, 3), st.booleans(), st.booleans())
+def test_matches_reference_on_both_paths(
+    c: Cluster, hard: int, ignore: bool, per_node: bool
+) -> None:
+    """``per_node``: the states are built pod by pod (``Handle.per_node``)."""
+    plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming, per_node)
     infos = table_infos(table)
     want = ref.ref_pre_filter(c.incoming, infos, NAMESPACES)
     assert status.is_skip() == (want is None), status
@@ -206,7 +210,7 @@ def test_matches_reference_on_both_paths(c: Cluster, hard: int, ignore: bool) ->
         assert _filter_all(plugin, cs, c.incoming, table) == _ref_statuses(want, c.nodes)
 
     args = InterPodAffinityArgs(hard, ignore)
-    plugin = make_plugin(table, args, NAMESPACES)
+    plugin = make_plugin(table, args, NAMESPACES, per_node)
     pre, scores = check_score(plugin, CycleState(), PodInfo(c.incoming), table)
     want_scores = ref.ref_pre_score(c.incoming, infos, NAMESPACES, hard, ignore)
     assert pre.is_skip() == (want_scores is None), pre
@@ -234,7 +238,8 @@ def test_scores_on_a_subset_of_nodes(c: Cluster, data: st.DataObject) -> None:
 @settings(max_examples=scaled(300), deadline=None)
 @given(clusters(), st.data())
 def test_add_remove_pod_equals_recomputed_pre_filter(c: Cluster, data: st.DataObject) -> None:
-    plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming)
+    per_node = data.draw(st.booleans(), label="per_node")
+    plugin, cs, table, status = _pre_filter(c.nodes, c.pods, c.incoming, per_node)
     if not status.is_success():
         return
     original = cs.read(PRE_FILTER_STATE_KEY)

@@ -38,7 +38,7 @@ dry run on a cloned state.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -47,7 +47,7 @@ from kubesched.api.types import Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.status import SKIP, Status, error, unresolvable, unschedulable
-from kubesched.framework.types import PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity.counts import TopologyCounts, values_from_rows
 from kubesched.plugins.interpodaffinity.index import LabelGroup, PodIndex, gather
 from kubesched.plugins.interpodaffinity.terms import (
@@ -164,25 +164,36 @@ def read_state(state: CycleState) -> PreFilterState | None:
 
 
 def compute_pre_filter(
-    index: PodIndex, table: NodeTable, pod: Pod, resolver: NamespaceResolver
+    index: PodIndex | None, table: NodeTable, pod: Pod, resolver: NamespaceResolver
 ) -> tuple[PreFilterState | None, Status | None]:
     """(state, None) on success; (None, status) for Skip or a parse failure
-    (UnschedulableAndUnresolvable ``parsing pod: ...``)."""
+    (UnschedulableAndUnresolvable ``parsing pod: ...``).
+
+    With ``index`` the counts come from its groups (vectorised); with None they
+    come from the per-node code below, pod by pod as upstream (``per_node``).
+    Both give equal counts."""
     terms = pod_terms(pod)
     if terms.errors:
         return None, unresolvable(f"parsing pod: {terms.error_message()}")
     if not terms.has_required and table.affinity_pods == 0:
         # No existing pod has anti-affinity terms (none has any terms), so the
-        # existing counts are empty: Skip without bringing the index up to date.
+        # existing counts are empty (upstream's HavePodsWithRequiredAntiAffinity
+        # list is empty): Skip without reading any pod.
         return None, SKIP
-    index.sync(table)
     ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
-    existing = _existing_anti_counts(index, table, pod, ns_labels)
     affinity = TopologyCounts()
     anti = TopologyCounts()
-    if terms.has_required:
-        _incoming_counts(index, table, terms, resolver, affinity, anti)
-    elif len(existing) == 0:
+    if index is None:
+        infos = table.ordered_infos()
+        existing = existing_anti_counts_per_node(infos, pod, ns_labels)
+        if terms.has_required:
+            incoming_counts_per_node(infos, terms, resolver, affinity, anti)
+    else:
+        index.sync(table)
+        existing = _existing_anti_counts(index, table, pod, ns_labels)
+        if terms.has_required:
+            _incoming_counts(index, table, terms, resolver, affinity, anti)
+    if not terms.has_required and len(existing) == 0:
         return None, SKIP
     return PreFilterState(pod, terms, resolver, ns_labels, existing, affinity, anti), None
 
@@ -244,6 +255,51 @@ def _incoming_counts(
             rows, counts = gather(groups)
             values, _ = values_from_rows(table, t.topology_key, rows, counts)
             anti.merge_values(t.topology_key, values)
+
+
+def existing_anti_counts_per_node(
+    infos: Sequence[NodeInfo], pod: Pod, ns_labels: Mapping[str, str]
+) -> TopologyCounts:
+    """Upstream getExistingAntiAffinityCounts, node by node: each required
+    anti-affinity term of an existing pod that matches ``pod`` counts once at
+    the value of its key on the existing pod's node."""
+    out = TopologyCounts()
+    for info in infos:
+        node = info.node
+        if node is None:
+            continue
+        for existing in info.pods_with_required_anti_affinity:
+            for t in pod_terms(existing.pod).required_anti:
+                if matches(t, pod, ns_labels):
+                    _update(out, node.labels, t, 1)
+    return out
+
+
+def incoming_counts_per_node(
+    infos: Sequence[NodeInfo],
+    terms: PodTerms,
+    resolver: NamespaceResolver,
+    affinity: TopologyCounts,
+    anti: TopologyCounts,
+) -> None:
+    """Upstream getIncomingAffinityAntiAffinityCounts, node by node and pod by pod:
+    a pod matching all required affinity terms counts once per term; a pod
+    matching a required anti-affinity term counts once for that term."""
+    aff = terms.required_affinity
+    anti_terms = terms.required_anti
+    for info in infos:
+        node = info.node
+        if node is None:
+            continue
+        labels = node.labels
+        for existing in info.pods:
+            p = existing.pod
+            if aff and matches_all_resolved(aff, p.namespace, p.labels, resolver):
+                for t in aff:
+                    _update(affinity, labels, t, 1)
+            for t in anti_terms:
+                if matches_resolved(t, p.namespace, p.labels, resolver):
+                    _update(anti, labels, t, 1)
 
 
 # --------------------------------------------------------------------------- Filter

@@ -5,7 +5,10 @@ Extension points (upstream v1.36): PreFilter (with AddPod / RemovePod), Filter,
 PreScore, Score (+ NormalizeScore), EnqueueExtensions. Constructed by the
 registry as ``InterPodAffinity(args, handle)``; ``args`` is an
 ``InterPodAffinityArgs`` (or None for the defaults). The plugin keeps one
-``PodIndex`` of the pods of the table it is asked about, refreshed lazily.
+``PodIndex`` of the pods of the table it is asked about, refreshed lazily;
+under ``Handle.per_node`` (``--exact``) PreFilter and PreScore never touch it
+and walk the nodes' pods as upstream does, and the runtime calls only
+``filter`` / ``score``.
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ class InterPodAffinity:
         self._handle = handle
         self._index = PodIndex()
 
+    def _pod_index(self) -> PodIndex | None:
+        """The index for the vectorised states, or None under ``Handle.per_node``
+        (PreFilter / PreScore then walk the nodes' pods as upstream)."""
+        return None if self._handle.per_node else self._index
+
     def _resolver(self) -> NamespaceResolver:
         return NamespaceResolver(self._handle.reader.namespace)
 
@@ -85,7 +93,7 @@ class InterPodAffinity:
     ) -> tuple[PreFilterResult | None, Status]:
         """Success (state written), Skip, or UnschedulableAndUnresolvable when the
         pod's terms do not parse."""
-        s, status = compute_pre_filter(self._index, nodes, pod.pod, self._resolver())
+        s, status = compute_pre_filter(self._pod_index(), nodes, pod.pod, self._resolver())
         if s is None:
             assert status is not None
             return None, status
@@ -125,7 +133,7 @@ class InterPodAffinity:
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
         """Success (state written), Skip, or Error (the pod's terms do not parse)."""
         s, status = compute_pre_score(
-            self._index, nodes.table, pod.pod, self.args, self._resolver()
+            self._pod_index(), nodes.table, pod.pod, self.args, self._resolver()
         )
         if s is None:
             assert status is not None

@@ -26,6 +26,7 @@ max-only normalisation).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -35,6 +36,7 @@ from kubesched.framework.config import InterPodAffinityArgs
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.status import SKIP, Status, error
+from kubesched.framework.types import NodeInfo
 from kubesched.plugins.interpodaffinity.counts import values_from_rows
 from kubesched.plugins.interpodaffinity.filtering import NAME
 from kubesched.plugins.interpodaffinity.index import LabelGroup, PodIndex, SpecGroup, gather
@@ -91,13 +93,16 @@ class _Sums:
 
 
 def compute_pre_score(
-    index: PodIndex,
+    index: PodIndex | None,
     table: NodeTable,
     pod: Pod,
     args: InterPodAffinityArgs,
     resolver: NamespaceResolver,
 ) -> tuple[PreScoreState | None, Status | None]:
-    """(state, None) on success, else (None, Skip or Error)."""
+    """(state, None) on success, else (None, Skip or Error).
+
+    With ``index`` the sums come from its groups (vectorised); with None from
+    :func:`pre_score_per_node`, pod by pod as upstream (``per_node``)."""
     has_constraints = has_preferred_terms(pod)
     if args.ignore_preferred_terms_of_existing_pods and not has_constraints:
         return None, SKIP
@@ -108,8 +113,13 @@ def compute_pre_score(
     if not has_constraints and table.affinity_pods == 0:
         # No existing pod has terms (no spec groups): nothing would be summed.
         return None, SKIP
-    index.sync(table)
     ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
+    if index is None:
+        scores = pre_score_per_node(
+            table.ordered_infos(), pod, args, resolver, ns_labels, has_constraints
+        )
+        return (PreScoreState(scores), None) if scores else (None, SKIP)
+    index.sync(table)
     sums = _Sums(table)
     if has_constraints:
         groups = list(index.label_groups.values())
@@ -133,6 +143,54 @@ def compute_pre_score(
     if not sums.scores:
         return None, SKIP
     return PreScoreState(sums.scores), None
+
+
+def pre_score_per_node(
+    infos: Sequence[NodeInfo],
+    pod: Pod,
+    args: InterPodAffinityArgs,
+    resolver: NamespaceResolver,
+    ns_labels: Mapping[str, str],
+    has_constraints: bool,
+) -> dict[str, dict[str, int]]:
+    """Upstream PreScore's loop over all nodes (``processExistingPod``): every pod
+    of a node when the incoming pod has preferred terms, else only the pods with
+    affinity; nodes without labels contribute nothing. Returns the score map."""
+    terms = pod_terms(pod)
+    hard = args.hard_pod_affinity_weight
+    scores: dict[str, dict[str, int]] = {}
+
+    def add(t: AffinityTerm, weight: int, labels: Mapping[str, str]) -> None:
+        value = labels.get(t.topology_key)
+        if value is not None:
+            d = scores.setdefault(t.topology_key, {})
+            d[value] = d.get(value, 0) + weight
+
+    for info in infos:
+        node = info.node
+        if node is None or not node.labels:
+            continue
+        labels = node.labels
+        for existing in info.pods if has_constraints else info.pods_with_affinity:
+            p = existing.pod
+            for wt in terms.preferred_affinity:
+                if matches_resolved(wt.term, p.namespace, p.labels, resolver):
+                    add(wt.term, wt.weight, labels)
+            for wt in terms.preferred_anti:
+                if matches_resolved(wt.term, p.namespace, p.labels, resolver):
+                    add(wt.term, -wt.weight, labels)
+            their = pod_terms(p)
+            if hard > 0:
+                for t in their.required_affinity:
+                    if matches(t, pod, ns_labels):
+                        add(t, hard, labels)
+            for wt in their.preferred_affinity:
+                if matches(wt.term, pod, ns_labels):
+                    add(wt.term, wt.weight, labels)
+            for wt in their.preferred_anti:
+                if matches(wt.term, pod, ns_labels):
+                    add(wt.term, -wt.weight, labels)
+    return scores
 
 
 def _matching(

@@ -22,9 +22,10 @@ ScheduleAnyway) and relaxes PreScore's "every topology key present" rule
 for them; ``List`` uses ``defaultConstraints`` as given.
 
 Paths: by default PreFilter and PreScore build their states over the node
-table (``vector.py``) and Filter / Score have vector forms; setting
-``exact = True`` makes them use the node-by-node upstream-shaped code
-instead (tests compare the two).
+table (``vector.py``, with a ``PodCountIndex``) and Filter / Score have vector
+forms; under ``Handle.per_node`` (``--exact``) PreFilter and PreScore run the
+node-by-node upstream-shaped code instead and the runtime calls only
+``filter`` / ``score`` (tests compare the two).
 """
 
 from __future__ import annotations
@@ -71,8 +72,6 @@ class PodTopologySpread:
         self.default_constraints = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
         )
-        self.exact = False
-        """Use the node-by-node path everywhere (tests)."""
         self._source: ConstraintSource | None = None
         self._index = PodCountIndex()
         self._masks = vector.InclusionMasks()
@@ -114,7 +113,7 @@ class PodTopologySpread:
             return None, error(f"get constraints from pod: {err}")
         if not constraints:
             return None, SKIP
-        if self.exact:
+        if self._handle.per_node:
             s = filtering.build_pre_filter_state(pod.pod, constraints, nodes.ordered_infos())
         else:
             s = vector.build_pre_filter_state(pod.pod, constraints, nodes, self._index, self._masks)
@@ -149,7 +148,7 @@ class PodTopologySpread:
 
     def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
         s = state.get(PRE_FILTER_STATE_KEY)
-        if self.exact or not isinstance(s, PreFilterState):
+        if not isinstance(s, PreFilterState):
             return None
         return vector.filter_vector(s, pod.pod, table)
 
@@ -167,7 +166,7 @@ class PodTopologySpread:
             return SKIP
         # Only the system defaults may score nodes that lack some topology key.
         require_all = bool(p.spec.topology_spread_constraints) or not self.system_defaulted
-        if self.exact:
+        if self._handle.per_node:
             s = scoring.build_pre_score_state(
                 p, constraints, nodes.infos, table.ordered_infos(), require_all
             )
@@ -196,6 +195,6 @@ class PodTopologySpread:
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
         s = state.get(PRE_SCORE_STATE_KEY)
-        if self.exact or not isinstance(s, PreScoreState):
+        if not isinstance(s, PreScoreState):
             return None
         return vector.score_vector(s, pod.pod, nodes, self._index)
