@@ -2,7 +2,7 @@
 ``FakeHandle`` is in ``tests/fakes.py``).
 
 ``check_filter`` / ``check_score`` run a plugin's per-node path over
-every node and assert that its vector path (when it offers one) gives the same
+every node and assert that its vectorised path (its own or the runtime's derived one) gives the same
 statuses and scores, then return the exact results for the test to assert.
 """
 
@@ -19,13 +19,13 @@ from kubesched.framework.interfaces import (
     PreScorePlugin,
     ScorePlugin,
     SlotScorePlugin,
-    VectorFilterPlugin,
     VectorScorePlugin,
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.derived_forms import DerivedAnswers, FilterForms
 
 # --------------------------------------------------------------------------- checkers
 
@@ -43,8 +43,10 @@ def check_filter(
 
     assert isinstance(plugin, FilterPlugin)
     exact = {info.name: plugin.filter(state, pod, info) for info in table_infos(table)}
-    if isinstance(plugin, VectorFilterPlugin):
-        v = plugin.filter_vector(state, pod, table)
+    # The vectorised form the runtime uses: the plugin's own or the derived one.
+    vector = FilterForms.of(plugin).vector
+    if vector is not None:
+        v = vector(state, pod, table)
         if v is not None:
             assert len(v.index) == table.capacity
             for name, status in exact.items():
@@ -86,14 +88,19 @@ def check_score(
         s = ext.normalize_score(state, pod, scores)
         assert s.is_success(), s
     exact = {x.name: x.score for x in scores}
-    if isinstance(plugin, VectorScorePlugin):
-        v = plugin.score_vector(state, pod, nodes)
+    score_vector, score_slots = DerivedAnswers().score_forms(plugin)
+    if score_vector is None and isinstance(plugin, VectorScorePlugin):
+        score_vector = plugin.score_vector
+    if score_slots is None and isinstance(plugin, SlotScorePlugin):
+        score_slots = plugin.score_slots
+    if score_vector is not None:
+        v = score_vector(state, pod, nodes)
         if v is not None:
             assert v.dtype == np.int64
             got = {info.name: int(x) for info, x in zip(infos, v.tolist(), strict=True)}
             assert got == exact, f"vector {got} != exact {exact}"
-    if isinstance(plugin, SlotScorePlugin):
-        slots = plugin.score_slots(state, pod, table)
+    if score_slots is not None:
+        slots = score_slots(state, pod, table)
         if slots is not None:
             assert len(slots) == table.capacity
             got = {info.name: int(slots[table.row_of[info.name]]) for info in infos}

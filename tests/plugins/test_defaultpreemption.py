@@ -2241,7 +2241,7 @@ def test_batched_dry_run_equals_per_node_dry_run(
         for nom in nominated:
             h.nominator.nominate(nom, nom.nominated_node_name)
         if not exact:
-            assert h.fwk.what_if_supported(h.state(preemptor))
+            assert h.fwk.what_if_supported(h.state(preemptor), PodInfo(preemptor))
         candidates, statuses, errs = h.evaluator.dry_run_preemption(
             h.state(preemptor), PodInfo(preemptor), h.infos(), pdbs, offset, num
         )

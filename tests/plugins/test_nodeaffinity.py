@@ -23,6 +23,7 @@ from kubesched.api.types import (
 )
 from kubesched.framework.config import NodeAffinityArgs
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.results import PreFilterResult
@@ -509,7 +510,7 @@ def test_priority_without_pre_score() -> None:
     raw = [pl.score(state, pod, i)[0] for i in infos if i is not None]
     assert raw == [2, 11, 4]
     rows = np.array([table.row_of[n] for n in ("node1", "node5", "node2")], dtype=np.int64)
-    v = pl.score_vector(state, pod, NodeSet(table, rows))
+    v = Derived().scores(pl, state, pod, NodeSet(table, rows))
     assert v is not None
     assert v.tolist() == [18, 100, 36]
 
@@ -539,7 +540,7 @@ def test_pre_score_error_on_broken_affinity() -> None:
     _, status = pl.score(CycleState(), pod, info)
     assert status.code == Code.ERROR and status.message() == INVALID_KEY_MSG
     one = NodeSet(table, np.array([0], dtype=np.int64))
-    assert pl.score_vector(CycleState(), pod, one) is None
+    assert Derived().scores(pl, CycleState(), pod, one) is None
 
 
 def test_invalid_added_affinity_fails_construction() -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.types import Pod
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unschedulable
@@ -150,7 +151,7 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
     got = pl.filter(CycleState(), pod, table.infos[0])  # type: ignore[arg-type]
     assert got.code == Code.ERROR
     assert got.message() == 'reading "PreFilterNodePorts" from cycleState: not found'
-    assert pl.filter_vector(CycleState(), pod, table) is None
+    assert Derived().filter(pl, CycleState(), pod, table) is None
 
 
 @pytest.mark.parametrize(

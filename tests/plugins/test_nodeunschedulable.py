@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.types import Node, Pod
 from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventObject, EventResource, QueueingHint
 from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, unresolvable
@@ -153,7 +154,7 @@ def test_events() -> None:
 def test_vector_all_pass_when_tolerated() -> None:
     table = build_table([make_node("n1").unschedulable().obj()])
     pod = make_pod("p").toleration(operator="Exists").info()
-    v = NodeUnschedulable(None, FakeHandle(table)).filter_vector(CycleState(), pod, table)
+    v = Derived().filter(NodeUnschedulable(None, FakeHandle(table)), CycleState(), pod, table)
     assert v is not None and not v.statuses and (v.index == -1).all()
     assert isinstance(pod.pod, Pod)
 

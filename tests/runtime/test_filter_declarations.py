@@ -26,6 +26,7 @@ from kubesched.framework.interfaces import (
     is_static_filter,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.reads import DerivedFilterPlugin
 from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -117,24 +118,51 @@ def cycle(fwk: Framework) -> tuple[CycleState, PodInfo]:
 
 def test_in_tree_declarations_are_the_filters_the_runtime_used_to_name() -> None:
     fwk = build_framework(in_tree_profile(), in_tree_registry())
+    derived = {p.name for p in fwk.filter_plugins if isinstance(p, DerivedFilterPlugin)}
     static = {p.name for p in fwk.filter_plugins if is_static_filter(p)}
     spec = {p.name for p in fwk.filter_plugins if is_spec_determined_filter(p)}
-    assert static == {
+    assert derived == {
         "NodeUnschedulable",
         "NodeName",
         "TaintToleration",
         "NodeAffinity",
-        "DynamicResources",
+        "NodePorts",
     }
-    assert spec == {
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodeResourcesFit",
-    }
+    assert static == {"DynamicResources"}
+    assert spec == {"NodeResourcesFit"}
     for p in fwk.filter_plugins:
         assert isinstance(p, StaticFilterPlugin) == (p.name in static)
+        forms = FilterForms.of(p)
+        assert (forms.static_vector is not None) == (p.name in static | derived)
+        assert forms.spec_determined == (p.name in spec | derived)
+
+
+def test_derived_filters_are_static_for_a_pod_as_their_reads_say() -> None:
+    """Static and spec-determined: the filters the runtime used to name, for a pod
+    without host ports; a pod with host ports makes NodePorts' reads depend on
+    the nodes' pods, which rules the what-if path out (as it always did)."""
+    fwk = build_framework(in_tree_profile(), in_tree_registry())
+    state = CycleState()
+    pod = make_pod("p").node_selector(zone="a").info()
+    _, s, _ = fwk.run_pre_filter_plugins(state, pod)
+    assert s.is_success()
+    assert fwk.static_filters(state, pod) == {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+    }
+    assert fwk.what_if_supported(state, pod)
+    assert fwk.what_if_spec_determined(state, pod)
+
+    state = CycleState()
+    pod = make_pod("ports").host_port(8080).info()
+    _, s, _ = fwk.run_pre_filter_plugins(state, pod)
+    assert s.is_success()
+    assert "NodePorts" not in state.skip_filter_plugins
+    assert "NodePorts" not in fwk.static_filters(state, pod)
+    assert not fwk.what_if_supported(state, pod)
+    assert not fwk.what_if_spec_determined(state, pod)
 
 
 @pytest.mark.parametrize(
@@ -142,16 +170,16 @@ def test_in_tree_declarations_are_the_filters_the_runtime_used_to_name() -> None
 )
 def test_spec_determined_follows_the_declarations(static_declares: bool, want: bool) -> None:
     fwk = framework(OddRows("Odd", spec_determined=static_declares), Room("Room"))
-    state, _ = cycle(fwk)
-    assert fwk.what_if_supported(state)
-    assert fwk.what_if_spec_determined(state) is want
+    state, pod = cycle(fwk)
+    assert fwk.what_if_supported(state, pod)
+    assert fwk.what_if_spec_determined(state, pod) is want
 
 
 def test_a_filter_without_a_what_if_form_rules_the_what_if_path_out() -> None:
     fwk = framework(OddRows("Odd", spec_determined=True), PerNodeOnly())
     state, pod = cycle(fwk)
-    assert not fwk.what_if_supported(state)
-    assert not fwk.what_if_spec_determined(state)
+    assert not fwk.what_if_supported(state, pod)
+    assert not fwk.what_if_spec_determined(state, pod)
     rows = np.arange(4, dtype=np.int64)
     assert fwk.run_filter_what_if(state, pod, rows, np.zeros((4, 1), dtype=np.int64)) is None
     assert fwk.filter_rows(state, pod, rows, {}) is None

@@ -9,9 +9,9 @@ import numpy as np
 
 from kubesched.api.storage import PodVolume
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import VectorFilterPlugin
 from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
+from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
 from tests.builders import make_node, make_pod
@@ -32,7 +32,7 @@ def _framework(storage: FakeStorage) -> Framework:
 
 def test_the_default_profile_has_filters_without_a_vector_form() -> None:
     fwk = _framework(FakeStorage())
-    names = {p.name for p in fwk.filter_plugins if not isinstance(p, VectorFilterPlugin)}
+    names = {p.name for p in fwk.filter_plugins if FilterForms.of(p).vector is None}
     assert names == VOLUME_PLUGINS
 
 
@@ -62,7 +62,7 @@ def test_a_pod_with_a_claim_takes_the_per_node_path() -> None:
     assert "VolumeBinding" not in state.skip_filter_plugins
     rows = np.arange(4, dtype=np.int64)
     assert fwk.filter_rows(state, pod, rows, {}) is None
-    assert not fwk.what_if_supported(state)
+    assert not fwk.what_if_supported(state, pod)
 
 
 def test_a_pod_with_only_config_volumes_skips_them_too() -> None:

@@ -10,10 +10,11 @@ answer equals it on every row by the ``Reads`` contract.
 
 ``Derived`` keeps one plugin's derived answers: per ``Reads`` (by value) while
 the table's nodes do not change (``NodeTable.node_generation``; pod changes
-never change a static answer). A plugin owns one ``Derived`` for its lifetime
-and delegates its vectorised forms to it (``filter_vector``, ``score_vector``,
-``score_slots``). Answers of a pod-dependent ``Reads`` (host ports) are derived
-for the table's current pods and never kept.
+never change a static answer). The runtime owns one ``Derived`` per plugin
+(``runtime.derived_forms``) and takes the plugin's vectorised filter, scores
+and slot scores from it: the plugin has none of its own. Answers of a
+pod-dependent ``Reads`` (host ports) are derived for the table's current pods
+and never kept.
 
 Statuses are the plugin's own Status objects (success omitted, equal ones
 shared); a group whose answer is an Error, or whose score fails, makes the
@@ -320,8 +321,9 @@ class Derived:
     arrays grow only when a node is added, which is a node change). It holds the
     table it answered for until it is asked about another.
 
-    The owner (a plugin object) creates it once and passes itself to every call;
-    answers may depend on the owner's args, so a ``Derived`` serves one owner.
+    The owner (the runtime, for one plugin object) creates it once and passes the
+    plugin to every call; answers may depend on the plugin's args, so a
+    ``Derived`` serves one plugin.
     """
 
     __slots__ = ("_filters", "_generation", "_groups", "_live", "_scores", "_table")

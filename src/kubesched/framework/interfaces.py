@@ -182,7 +182,7 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, node: NodeInfo
     ) -> Status: ...
 
-    def what_if_supported(self, state: CycleState) -> bool: ...
+    def what_if_supported(self, state: CycleState, pod: PodInfo) -> bool: ...
 
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
@@ -420,10 +420,11 @@ class WhatIfRowFilterPlugin(WhatIfFilterPlugin, Protocol):
 @runtime_checkable
 class StaticFilterPlugin(VectorFilterPlugin, Protocol):
     """A filter whose verdict on a node never depends on the pods on the node
-    (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity,
-    DynamicResources): its ``filter_vector`` over the table holds whatever pods
-    are added to or taken off nodes, so the what-if runners and preemption's
-    dry run read it instead of asking again."""
+    (DynamicResources; a ``framework.reads.DerivedFilterPlugin`` is static for a
+    pod when its ``Reads`` say so, without this declaration): its
+    ``filter_vector`` over the table holds whatever pods are added to or taken
+    off nodes, so the what-if runners and preemption's dry run read it instead
+    of asking again."""
 
     @property
     def static_filter(self) -> bool:

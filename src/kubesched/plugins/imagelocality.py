@@ -18,9 +18,7 @@ from typing import Final
 from kubesched.api.types import PodSpec
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
-from kubesched.framework.interfaces import Handle, NodeSet
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.interfaces import Handle
 from kubesched.framework.reads import Reads
 from kubesched.framework.results import MAX_NODE_SCORE
 from kubesched.framework.snapshot import normalized_image_name
@@ -66,7 +64,6 @@ class ImageLocality:
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args
         self._handle = handle
-        self._derived = Derived()
         self._memo = object()
         """This object's key of its ``Reads`` in ``SpecFacts.memo``."""
 
@@ -97,9 +94,3 @@ class ImageLocality:
         reads = Reads(images=tuple(sorted(set(images))), fragment=(images, total))
         memo[self._memo] = (total, reads)
         return reads
-
-    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        return self._derived.scores(self, state, pod, nodes)
-
-    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        return self._derived.slots(self, state, pod, table)

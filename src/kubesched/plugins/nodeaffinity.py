@@ -39,7 +39,6 @@ from kubesched.api.selectors import (
 from kubesched.api.types import Node, NodeSelector, Pod, PodSpec, PreferredSchedulingTerm
 from kubesched.framework.config import NodeAffinityArgs, PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -48,8 +47,8 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import Handle, NodeSet, Verdicts
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.interfaces import Handle, NodeSet
+from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.reads import Reads, preferred_value, selector_reads, term_value
 from kubesched.framework.results import NodeScore, PreFilterResult
 from kubesched.framework.scoring import default_normalize_score
@@ -181,10 +180,6 @@ class NodeAffinity:
     """
 
     name = NAME
-    static_filter = True
-    """The answer depends on the node and the pod spec only, never on the node's pods."""
-    spec_determined_filter = True
-    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: NodeAffinityArgs | PluginArgs | None, handle: Handle) -> None:
         if args is not None and not isinstance(args, NodeAffinityArgs):
@@ -210,7 +205,6 @@ class NodeAffinity:
                         + err
                     )
                 self.added_preferred = added.preferred
-        self._derived = Derived()
         self._memo_filter = object()
         self._memo_score = object()
         """This object's keys of its ``Reads`` in ``SpecFacts.memo`` (they depend on
@@ -298,9 +292,6 @@ class NodeAffinity:
             memo[self._memo_filter] = reads
         return reads
 
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        return self._derived.filter(self, state, pod, table)
-
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
         """Skip (no preferred terms anywhere), Error (pod terms fail to parse), or
@@ -359,9 +350,3 @@ class NodeAffinity:
             reads = selector_reads((t.preference for t in terms), None, preferred_value(preferred))
             memo[self._memo_score] = reads
         return reads
-
-    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        return self._derived.scores(self, state, pod, nodes)
-
-    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        return self._derived.slots(self, state, pod, table)

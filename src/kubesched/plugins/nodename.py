@@ -12,10 +12,8 @@ from typing import Final
 
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
 from kubesched.framework.events import NODE_ADD, ClusterEventWithHint
-from kubesched.framework.interfaces import Handle, Verdicts
-from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.interfaces import Handle
 from kubesched.framework.reads import NO_READS, Reads
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -31,14 +29,9 @@ class NodeName:
     """Filter plugin; takes no args."""
 
     name = NAME
-    static_filter = True
-    """The answer depends on the node and the pod spec only, never on the node's pods."""
-    spec_determined_filter = True
-    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
-        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Node Add, no hint (queueing hints on: preCheck gone, Add alone suffices)."""
@@ -55,6 +48,3 @@ class NodeName:
         """The node's name compared with the wanted one (nothing without one)."""
         want = pod.pod.node_name
         return Reads(names=frozenset((want,)), fragment=want) if want else NO_READS
-
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        return self._derived.filter(self, state, pod, table)

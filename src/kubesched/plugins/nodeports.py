@@ -21,7 +21,6 @@ from typing import Final
 from kubesched.api.types import Pod
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -30,7 +29,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import Handle, Verdicts
+from kubesched.framework.interfaces import Handle
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.reads import Reads
 from kubesched.framework.results import PreFilterResult
@@ -70,7 +69,6 @@ class NodePorts:
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
-        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod Delete (hint: the deleted pod held a port we want) and Node Add (no hint)."""
@@ -108,9 +106,6 @@ class NodePorts:
         PreFilter state: the per-node path reports the error)."""
         s = _pre_filter_state(state)
         return None if isinstance(s, Status) else Reads(host_ports=True, fragment=s.ports)
-
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        return self._derived.filter(self, state, pod, table)
 
 
 def _pre_filter_state(state: CycleState) -> PreFilterState | Status:

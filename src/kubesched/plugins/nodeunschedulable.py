@@ -15,7 +15,6 @@ from kubesched.api.taints import tolerates_unschedulable
 from kubesched.api.types import Node, Pod
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -24,8 +23,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import Handle, Verdicts
-from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.interfaces import Handle
 from kubesched.framework.reads import Reads
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -46,14 +44,9 @@ class NodeUnschedulable:
     """Filter plugin; takes no args."""
 
     name = NAME
-    static_filter = True
-    """The answer depends on the node and the pod spec only, never on the node's pods."""
-    spec_determined_filter = True
-    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args, handle
-        self._derived = Derived()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Node Add|UpdateNodeTaint (cordon is reported as a taint change) and
@@ -84,9 +77,6 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.pod.spec.tolerations):
             return _READS_TOLERATING
         return _READS_NOT_TOLERATING
-
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        return self._derived.filter(self, state, pod, table)
 
 
 def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:

@@ -32,7 +32,6 @@ from kubesched.api.taints import (
 from kubesched.api.types import Node, Pod, Toleration
 from kubesched.framework.config import PluginArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.derive import Derived
 from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
@@ -41,8 +40,7 @@ from kubesched.framework.events import (
     EventResource,
     QueueingHint,
 )
-from kubesched.framework.interfaces import Handle, NodeSet, Verdicts
-from kubesched.framework.nodetable import IntArray, NodeTable
+from kubesched.framework.interfaces import Handle, NodeSet
 from kubesched.framework.reads import Reads
 from kubesched.framework.results import NodeScore
 from kubesched.framework.scoring import default_normalize_score
@@ -79,15 +77,10 @@ class TaintToleration:
     """Filter, PreScore and Score plugin; takes no args."""
 
     name = NAME
-    static_filter = True
-    """The answer depends on the node and the pod spec only, never on the node's pods."""
-    spec_determined_filter = True
-    """Nor on anything else (framework.interfaces.SpecDeterminedFilterPlugin)."""
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
         del args
         self._handle = handle
-        self._derived = Derived()
 
     # ------------------------------------------------------------------ events
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -121,9 +114,6 @@ class TaintToleration:
             reads = Reads(taints=True, fragment=pod.pod.spec.tolerations)
             memo[_MEMO_FILTER_READS] = reads
         return reads
-
-    def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts | None:
-        return self._derived.filter(self, state, pod, table)
 
     # ------------------------------------------------------------------ Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
@@ -160,12 +150,6 @@ class TaintToleration:
         PreScore state: the per-node path reports the error)."""
         s = _pre_score_state(state)
         return None if isinstance(s, Status) else s.reads
-
-    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        return self._derived.scores(self, state, pod, nodes)
-
-    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        return self._derived.slots(self, state, pod, table)
 
 
 def _pre_score_state(state: CycleState) -> PreScoreState | Status:

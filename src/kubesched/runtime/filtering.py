@@ -14,7 +14,8 @@ The Filter runners of the ``Framework`` (``runtime/framework.py``):
 - the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
   ``run_filter_what_if_row``): the filters over some rows *as if* their summed
   requests were given ones — preemption's dry run and the nominated-pods
-  check ask them. Static filters (verdicts independent of a node's pods) are
+  check ask them. Static filters (verdicts independent of a node's pods:
+  declared, or derived ones whose ``Reads`` for the pod say so) are
   read from their vectorised form, kept in the CycleState for the cycle and,
   when the cycle is spec-determined, across cycles; the others answer the
   what-if themselves.
@@ -27,8 +28,7 @@ what-if paths off (None / unsupported).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 import numpy as np
@@ -39,19 +39,19 @@ from kubesched.framework.interfaces import (
     FilterPlugin,
     Nominator,
     PreFilterPlugin,
-    RowFilterPlugin,
-    StaticFilterPlugin,
-    VectorFilterPlugin,
     Verdicts,
-    WhatIfFilterPlugin,
-    WhatIfPassesFilterPlugin,
-    WhatIfRowFilterPlugin,
-    is_spec_determined_filter,
     pass_index,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.status import SUCCESS, Code, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo, SpecFacts
+from kubesched.runtime.derived_forms import (
+    DerivedAnswers,
+    FilterForms,
+    RowsFn,
+    VectorFn,
+    static_for,
+)
 
 _OK: Final = Code.SUCCESS
 
@@ -61,51 +61,6 @@ class FilterServices(Protocol):
 
     table: NodeTable
     nominator: Nominator
-
-
-VectorFn = Callable[[CycleState, PodInfo, NodeTable], Verdicts | None]
-RowsFn = Callable[[CycleState, PodInfo, NodeTable, IntArray], Verdicts | None]
-WhatIfFn = Callable[[CycleState, PodInfo, IntArray, IntArray], Verdicts | None]
-PassesFn = Callable[[CycleState, PodInfo, IntArray, IntArray], BoolArray | None]
-RowFn = Callable[[CycleState, PodInfo, int, list[int]], Status | None]
-
-
-@dataclass(frozen=True, slots=True)
-class FilterForms:
-    """What one Filter plugin declares beyond ``filter`` (framework.interfaces),
-    resolved once per framework: ``isinstance`` on a runtime-checkable Protocol
-    costs microseconds, a field read nanoseconds."""
-
-    name: str
-    vector: VectorFn | None
-    """``VectorFilterPlugin.filter_vector``."""
-    rows: RowsFn | None
-    """``RowFilterPlugin.filter_rows``."""
-    static_vector: VectorFn | None
-    """``filter_vector`` of a ``StaticFilterPlugin`` (None: not static)."""
-    spec_determined: bool
-    """``SpecDeterminedFilterPlugin``."""
-    what_if: WhatIfFn | None
-    """``WhatIfFilterPlugin.filter_what_if``."""
-    passes: PassesFn | None
-    """``WhatIfPassesFilterPlugin.passes_what_if``."""
-    row: RowFn | None
-    """``WhatIfRowFilterPlugin.filter_what_if_row``."""
-
-    @staticmethod
-    def of(p: FilterPlugin) -> FilterForms:
-        return FilterForms(
-            name=p.name,
-            vector=p.filter_vector if isinstance(p, VectorFilterPlugin) else None,
-            rows=p.filter_rows if isinstance(p, RowFilterPlugin) else None,
-            static_vector=(
-                p.filter_vector if isinstance(p, StaticFilterPlugin) and p.static_filter else None
-            ),
-            spec_determined=is_spec_determined_filter(p),
-            what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
-            passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,
-            row=p.filter_what_if_row if isinstance(p, WhatIfRowFilterPlugin) else None,
-        )
 
 
 Vectorised = tuple[tuple[str, VectorFn, RowsFn | None], ...]
@@ -123,7 +78,17 @@ class _CycleSteps:
     ``static_pass``: the static steps' combined pass mask over the table, once
     asked for."""
 
-    __slots__ = ("generation", "pod", "skip", "static_known", "static_pass", "steps", "table")
+    __slots__ = (
+        "derived_static",
+        "generation",
+        "pod",
+        "skip",
+        "static_known",
+        "static_pass",
+        "steps",
+        "steps_known",
+        "table",
+    )
 
     def __init__(self, state: CycleState, pod: PodInfo, table: NodeTable) -> None:
         self.table = table
@@ -131,6 +96,9 @@ class _CycleSteps:
         self.skip = state.skip_filter_plugins
         self.pod = pod.pod
         self.steps: list[Step] | None = None
+        self.steps_known = False
+        self.derived_static: bool | None = None
+        """Every active derived filter is static for the pod (``static_for``)."""
         self.static_known = False
         self.static_pass: BoolArray | None = None
 
@@ -159,11 +127,12 @@ class Filtering:
         services: FilterServices,
         pre_filter_plugins: Sequence[PreFilterPlugin],
         filter_plugins: Sequence[FilterPlugin],
+        derived: DerivedAnswers | None = None,
     ) -> None:
         self._services = services
         self.pre_filter_plugins = pre_filter_plugins
         self.filter_plugins = filter_plugins
-        self._forms = tuple(FilterForms.of(p) for p in filter_plugins)
+        self._forms = tuple(FilterForms.of(p, derived) for p in filter_plugins)
         self._active_filters: dict[frozenset[str], tuple[FilterPlugin, ...]] = {}
         self._vectorised: dict[frozenset[str], Vectorised | None] = {}
         # (plugin, status) -> the status stamped with the plugin: plugins return the
@@ -384,27 +353,53 @@ class Filtering:
             out.append(got)
         return out
 
-    def what_if_supported(self, state: CycleState) -> bool:
+    def what_if_supported(self, state: CycleState, pod: PodInfo) -> bool:
         """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
-        be static or answer what-ifs, and no active PreFilter plugin may keep
-        per-pod state that AddPod/RemovePod would change."""
+        be static (a derived one: for this pod) or answer what-ifs, and no active
+        PreFilter plugin may keep per-pod state that AddPod/RemovePod would change."""
         if self.per_node:
             return False
-        return self._skip_answers(state.skip_filter_plugins)[0]
+        return self._skip_answers(state.skip_filter_plugins)[0] and self._derived_static(state, pod)
 
-    def what_if_spec_determined(self, state: CycleState) -> bool:
+    def static_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The active filters whose verdicts for this cycle hold whatever pods the
+        nodes hold (``StaticFilterPlugin``; a derived filter static for the pod)."""
+        skip = state.skip_filter_plugins
+        return frozenset(
+            f.name
+            for f in self._forms
+            if f.name not in skip
+            and f.static_vector is not None
+            and (f.reads is None or static_for(f.reads(state, pod)))
+        )
+
+    def _derived_static(self, state: CycleState, pod: PodInfo) -> bool:
+        """Every active derived filter is static for the pod (kept for the cycle)."""
+        memo = self._memo(state, pod)
+        got = memo.derived_static
+        if got is None:
+            skip = state.skip_filter_plugins
+            got = memo.derived_static = all(
+                static_for(f.reads(state, pod))
+                for f in self._forms
+                if f.reads is not None and f.name not in skip
+            )
+        return got
+
+    def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
         """True when ``run_filter_what_if``'s answer for this cycle is a function
         of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
         own state (``NodeTable.node_generation``) and the rows and ``requested``
         asked about alone: every active filter declares it
-        (``SpecDeterminedFilterPlugin``). The scheduling cycle may then reuse an
-        earlier answer for equal inputs."""
-        return self._skip_answers(state.skip_filter_plugins)[1]
+        (``SpecDeterminedFilterPlugin``, a derived filter static for the pod). The
+        scheduling cycle may then reuse an earlier answer for equal inputs."""
+        return self._skip_answers(state.skip_filter_plugins)[1] and self._derived_static(state, pod)
 
     def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
-        """(``what_if_supported``, ``what_if_spec_determined``) without per_node:
-        both depend only on the set of skipped plugins, so they are decided once
-        per distinct set (a profile sees a handful)."""
+        """(``what_if_supported``, ``what_if_spec_determined``) without per_node,
+        counting every derived filter as static: both then depend only on the set
+        of skipped plugins, so they are decided once per distinct set (a profile
+        sees a handful)."""
         got = self._skip_answers_memo.get(skip)
         if got is None:
             supported = not any(name not in skip for name in self._what_if_blockers)
@@ -543,14 +538,14 @@ class Filtering:
         cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)
         and, when the cycle is spec-determined, across cycles for the pods of one
         spec while no node changed."""
-        table = self._services.table
-        memo = state.get(_STEPS_KEY)
-        if isinstance(memo, _CycleSteps) and memo.holds(state, pod, table):
+        memo = self._memo(state, pod)
+        if memo.steps_known:
             return memo
-        memo = _CycleSteps(state, pod, table)
+        memo.steps_known = True
+        table = memo.table
         skip = state.skip_filter_plugins
         spec_key = None
-        if self.what_if_spec_determined(state):
+        if self.what_if_spec_determined(state, pod):
             # Static filters then answer from the spec and the nodes alone: the
             # steps of an earlier pod of this spec hold while no node changed.
             spec_key = (
@@ -563,7 +558,6 @@ class Filtering:
             kept = self._spec_steps.get(spec_key)
             if kept is not None and kept[0] is pod.facts:
                 memo.steps = kept[1]
-                state.write(_STEPS_KEY, memo)
                 return memo
         steps: list[Step] = []
         answer: list[Step] | None = steps
@@ -574,6 +568,9 @@ class Filtering:
             if vector is None:
                 steps.append((f, None))
                 continue
+            if f.reads is not None and not static_for(f.reads(state, pod)):
+                answer = None  # a derived filter the pod's reads make non-static
+                break
             v = vector(state, pod, table)
             if v is None:
                 answer = None
@@ -581,9 +578,19 @@ class Filtering:
             if v.statuses:
                 steps.append((f, v))
         memo.steps = answer
-        state.write(_STEPS_KEY, memo)
         if spec_key is not None:
             if len(self._spec_steps) >= 8:
                 del self._spec_steps[next(iter(self._spec_steps))]
             self._spec_steps[spec_key] = (pod.facts, answer)
+        return memo
+
+    def _memo(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
+        """This cycle's ``_CycleSteps`` (created and written to the CycleState when
+        it holds none for this table, node generation, skip set and pod)."""
+        table = self._services.table
+        memo = state.get(_STEPS_KEY)
+        if isinstance(memo, _CycleSteps) and memo.holds(state, pod, table):
+            return memo
+        memo = _CycleSteps(state, pod, table)
+        state.write(_STEPS_KEY, memo)
         return memo

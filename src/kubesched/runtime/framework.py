@@ -80,6 +80,7 @@ from kubesched.framework.results import (
 )
 from kubesched.framework.status import SUCCESS, Code, Status, unresolvable
 from kubesched.framework.types import PodInfo
+from kubesched.runtime.derived_forms import DerivedAnswers
 from kubesched.runtime.filtering import Filtering
 from kubesched.runtime.scoring import ScoreError, Scoring
 
@@ -159,7 +160,10 @@ class Framework:
         self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
         # The Filter and Score points' runners (runtime.filtering, runtime.scoring),
         # bound as attributes: callers reach them without a wrapper call.
-        self._filtering = fl = Filtering(services, self.pre_filter_plugins, self.filter_plugins)
+        derived = DerivedAnswers()
+        self._filtering = fl = Filtering(
+            services, self.pre_filter_plugins, self.filter_plugins, derived
+        )
         self.run_pre_filter_extension_add_pod = fl.run_pre_filter_extension_add_pod
         self.run_pre_filter_extension_remove_pod = fl.run_pre_filter_extension_remove_pod
         self.active_filters = fl.active_filters
@@ -170,10 +174,13 @@ class Framework:
         self.filter_rows = fl.filter_rows
         self.what_if_supported = fl.what_if_supported
         self.what_if_spec_determined = fl.what_if_spec_determined
+        self.static_filters = fl.static_filters
         self.run_filter_what_if = fl.run_filter_what_if
         self.run_filter_what_if_passes = fl.run_filter_what_if_passes
         self.run_filter_what_if_row = fl.run_filter_what_if_row
-        self._scoring = sc = Scoring(self.pre_score_plugins, self.score_plugins, self.score_weights)
+        self._scoring = sc = Scoring(
+            self.pre_score_plugins, self.score_plugins, self.score_weights, derived
+        )
         self.run_pre_score_plugins = sc.run_pre_score_plugins
         self.run_score_plugins = sc.run_score_plugins
         self.score_nodes = sc.score_nodes

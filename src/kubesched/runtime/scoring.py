@@ -11,15 +11,17 @@ of range fails the cycle with ``ScoreError``) and weighted.
 
 Paths: a plugin's per-node ``score`` (then ``normalize_score``) is the
 definition; a plugin may offer a vectorised form (``score_vector``) and, when a
-node's score depends on that node alone, per-slot scores (``score_slots``) whose
-weighted sum ``Scoring`` keeps current across cycles from the table's change
-log (``_SlotTotal``). ``per_node`` forces the per-node path.
+node's score depends on that node alone, per-slot scores (``score_slots``), or
+declare its reads (``DerivedScorePlugin``: the runtime derives both,
+``runtime.derived_forms``). ``Scoring`` keeps the per-slot scores' weighted sum
+current across cycles from the table's change log (``_SlotTotal``).
+``per_node`` forces the per-node path.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -36,15 +38,12 @@ from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeScore
 from kubesched.framework.status import Code
 from kubesched.framework.types import PodInfo
+from kubesched.runtime.derived_forms import DerivedAnswers, ScoreSlotsFn, ScoreVectorFn
 
 _OK: Final = Code.SUCCESS
 _SKIP: Final = Code.SKIP
 
 
-ScoreVectorFn = Callable[[CycleState, PodInfo, NodeSet], IntArray | None]
-"""``VectorScorePlugin.score_vector``."""
-ScoreSlotsFn = Callable[[CycleState, PodInfo, NodeTable], IntArray | None]
-"""``SlotScorePlugin.score_slots``."""
 _NO_SLOT_SCORERS: Final[Mapping[str, ScoreSlotsFn]] = {}
 
 
@@ -61,18 +60,27 @@ class Scoring:
         pre_score_plugins: Sequence[PreScorePlugin],
         score_plugins: Sequence[ScorePlugin],
         weights: Mapping[str, int],
+        derived: DerivedAnswers | None = None,
     ) -> None:
         self.pre_score_plugins = pre_score_plugins
         self.score_plugins = score_plugins
         self.score_weights = weights
         # isinstance on Protocols is slow: decide once which plugins have
-        # vectorised forms, and keep those (typed) by plugin name.
-        self._score_vector: dict[str, ScoreVectorFn] = {
-            p.name: p.score_vector for p in score_plugins if isinstance(p, VectorScorePlugin)
-        }
-        self._score_slots: dict[str, ScoreSlotsFn] = {
-            p.name: p.score_slots for p in score_plugins if isinstance(p, SlotScorePlugin)
-        }
+        # vectorised forms, and keep those (typed) by plugin name. A plugin
+        # declaring its reads gets them from the runtime's ``Derived``.
+        self._score_vector: dict[str, ScoreVectorFn] = {}
+        self._score_slots: dict[str, ScoreSlotsFn] = {}
+        derived = derived or DerivedAnswers()
+        for p in score_plugins:
+            vector, slots = derived.score_forms(p)
+            if vector is None and isinstance(p, VectorScorePlugin):
+                vector = p.score_vector
+            if slots is None and isinstance(p, SlotScorePlugin):
+                slots = p.score_slots
+            if vector is not None:
+                self._score_vector[p.name] = vector
+            if slots is not None:
+                self._score_slots[p.name] = slots
         self._slot_totals: dict[tuple[tuple[str, int, int], ...], _SlotTotal] = {}
         self.per_node = False
         """Score with every plugin's per-node code only (``Framework.per_node``)."""

@@ -411,10 +411,10 @@ class ScheduleOne:
         (so it only gets stricter as pods are added), the first pass decides and
         one what-if call answers for all these nodes at once."""
         table = fwk.table
-        if fwk.what_if_supported(state):
+        if fwk.what_if_supported(state, pod):
             index = fwk.nominator.load_index()
             short = len(scan) <= _SHORT_SCAN
-            if not short and fwk.what_if_spec_determined(state):
+            if not short and fwk.what_if_spec_determined(state, pod):
                 dense = self._dense_overrides(fwk, state, pod)
                 if dense is not None:
                     return dense
@@ -432,7 +432,7 @@ class ScheduleOne:
             if load.shape[1] < width:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
             found: Overrides | None = None
-            if fwk.what_if_spec_determined(state):
+            if fwk.what_if_spec_determined(state, pod):
                 # Ask only about the rows whose summed requests changed since an
                 # earlier cycle (a burst of preemptors changes a node or two per
                 # cycle while a thousand hold nominated pods).

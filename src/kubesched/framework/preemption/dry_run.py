@@ -44,7 +44,7 @@ import numpy as np
 
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import FilterPlugin, Handle, is_static_filter
+from kubesched.framework.interfaces import FilterPlugin, Handle
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.answers import AnswerKey
 from kubesched.framework.preemption.batch import VictimBatch
@@ -118,7 +118,7 @@ class VictimBatcher:
             self._cacheable
             and self._default_order
             and runtime is not None
-            and runtime.what_if_spec_determined(state)
+            and runtime.what_if_spec_determined(state, pod)
         ):
             self._answer_key = (
                 id(handle),
@@ -516,9 +516,10 @@ class VictimBatcher:
         if runtime is None:
             return None
         skip = self._state.skip_filter_plugins
+        static = runtime.static_filters(self._state, self._pod)
         found: FilterPlugin | None = None
         for p in runtime.filter_plugins:
-            if p.name in skip or is_static_filter(p):
+            if p.name in skip or p.name in static:
                 continue
             if found is not None:
                 return None

@@ -278,7 +278,7 @@ class Evaluator(Executor):
         when the policy selects victims its own way or the active filters need the
         per-node path."""
         order = self.policy.victim_order()
-        if order is None or not self.handle.what_if_supported(state):
+        if order is None or not self.handle.what_if_supported(state, pod):
             return None
         extras = self._extras
         if extras is None:

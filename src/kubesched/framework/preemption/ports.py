@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Handle
+from kubesched.framework.types import PodInfo
 
 
 @runtime_checkable
@@ -29,7 +30,12 @@ class WhatIfRuntime(Protocol):
         """Every Filter plugin of the profile, in order."""
         ...
 
-    def what_if_spec_determined(self, state: CycleState) -> bool:
+    def static_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The active filters whose verdicts for this cycle hold whatever pods the
+        nodes hold (they need no asking in a dry run)."""
+        ...
+
+    def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
         """``Handle.run_filter_what_if``'s answers for this cycle are a function of
         the pod's spec, the skipped plugins, the nodes' own state and the rows and
         requests asked about alone (they may be kept across dry runs)."""
