@@ -116,7 +116,7 @@ class PodTopologySpread:
         if self._handle.per_node:
             s = filtering.build_pre_filter_state(pod.pod, constraints, nodes.ordered_infos())
         else:
-            s = vector.build_pre_filter_state(pod.pod, constraints, nodes, self._index, self._masks)
+            s = vector.build_pre_filter_state(pod, constraints, nodes, self._index, self._masks)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, SUCCESS
 
@@ -172,7 +172,7 @@ class PodTopologySpread:
             )
         else:
             s = vector.build_pre_score_state(
-                p, constraints, nodes, require_all, self._index, self._masks
+                pod, constraints, nodes, require_all, self._index, self._masks
             )
         state.write(PRE_SCORE_STATE_KEY, s)
         return SUCCESS

@@ -18,13 +18,20 @@ from typing import Final
 import numpy as np
 
 from kubesched.api.goformat import go_round_vec
-from kubesched.api.taints import do_not_schedule_taint, find_matching_untolerated_taint
-from kubesched.api.types import LABEL_HOSTNAME, Pod, PodSpec
+from kubesched.api.types import LABEL_HOSTNAME, Pod
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.derive import Derived
 from kubesched.framework.interfaces import NodeSet, Verdicts
-from kubesched.framework.nodematch import SpecCache, required_node_affinity_mask
 from kubesched.framework.nodetable import BoolArray, IntArray, LabelColumn, NodeTable
+from kubesched.framework.reads import DerivedFilterPlugin, Reads, selector_reads, term_value
 from kubesched.framework.results import MAX_NODE_SCORE
-from kubesched.plugins.podtopologyspread.common import Constraint
+from kubesched.framework.status import SUCCESS, Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.podtopologyspread.common import (
+    Constraint,
+    required_affinity_matches,
+    untolerated,
+)
 from kubesched.plugins.podtopologyspread.filtering import (
     LABEL_MISSING,
     NOT_MATCH,
@@ -37,49 +44,87 @@ from kubesched.plugins.podtopologyspread.scoring import PreScoreState, topology_
 _FILTER_STATUSES: Final = (LABEL_MISSING, NOT_MATCH)
 
 
+_EXCLUDED: Final = Status(Code.UNSCHEDULABLE, "excluded by the inclusion policy")
+
+
+class _AffinityInclusion:
+    """``common.required_affinity_matches`` as a derived filter (rows it rejects
+    are excluded by ``nodeAffinityPolicy: Honor``)."""
+
+    name = "PodTopologySpread/nodeAffinityPolicy"
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        n = node.node
+        ok = n is not None and required_affinity_matches(pod.pod.spec, n)
+        return SUCCESS if ok else _EXCLUDED
+
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The labels and name the pod's ``nodeSelector`` and required node
+        affinity compare; the latter two (kept in ``SpecFacts.memo``)."""
+        memo = pod.facts.memo
+        reads = memo.get(self)
+        if not isinstance(reads, Reads):
+            spec = pod.pod.spec
+            aff = spec.affinity
+            req = None if aff is None or aff.node_affinity is None else aff.node_affinity.required
+            terms = () if req is None else req.terms
+            fragment = (
+                tuple(sorted(spec.node_selector.items())),
+                None if req is None else tuple(term_value(t) for t in terms),
+            )
+            reads = memo[self] = selector_reads(terms, spec.node_selector, fragment)
+        return reads
+
+
+class _TaintInclusion:
+    """``common.untolerated`` as a derived filter (rows it rejects are excluded by
+    ``nodeTaintsPolicy: Honor``)."""
+
+    name = "PodTopologySpread/nodeTaintsPolicy"
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        n = node.node
+        return _EXCLUDED if n is None or untolerated(pod.pod.spec, n) else SUCCESS
+
+    def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
+        """The node's taints; the pod's tolerations."""
+        return Reads(taints=True, fragment=pod.pod.spec.tolerations)
+
+
+_AFFINITY: Final = _AffinityInclusion()
+_TAINTS: Final = _TaintInclusion()
+_NO_STATE: Final = CycleState()
+"""The inclusion tests read no cycle state."""
+
+
 class InclusionMasks:
-    """Per pod spec and table generation: the rows whose node matches the pod's
-    required node affinity, and the rows with an untolerated NoSchedule /
-    NoExecute taint (what the inclusion policies test), cached."""
+    """The rows passing a constraint's inclusion policies, derived from their
+    per-node tests (``common.required_affinity_matches`` / ``untolerated``) by
+    ``framework.derive``: one test per group of rows equal on the columns they
+    read, kept while the table's nodes do not change."""
 
     __slots__ = ("_affinity", "_taints")
 
     def __init__(self) -> None:
-        self._affinity: SpecCache[BoolArray] = SpecCache()
-        self._taints: SpecCache[BoolArray] = SpecCache()
+        self._affinity = Derived()
+        self._taints = Derived()
 
-    def affinity(self, table: NodeTable, spec: PodSpec) -> BoolArray:
-        m = self._affinity.get(spec, table)
-        if m is None:
-            m = required_node_affinity_mask(table, spec)
-            m.setflags(write=False)
-            self._affinity.put(spec, table, m)
-        return m
+    def _passing(
+        self, derived: Derived, test: DerivedFilterPlugin, table: NodeTable, pod: PodInfo
+    ) -> BoolArray:
+        """Rows ``test`` passes (``derived`` keeps its answers)."""
+        v = derived.filter(test, _NO_STATE, pod, table)
+        assert v is not None  # the tests never answer an Error
+        ok: BoolArray = v.index < 0
+        return ok
 
-    def untolerated(self, table: NodeTable, spec: PodSpec) -> BoolArray:
-        m = self._taints.get(spec, table)
-        if m is None:
-            tol = spec.tolerations
-            # One answer per distinct taint set, spread to rows by taint-set id.
-            by_set = np.array(
-                [
-                    find_matching_untolerated_taint(ts, tol, do_not_schedule_taint) is not None
-                    for ts in table.taint_sets
-                ],
-                dtype=np.bool_,
-            )
-            m = by_set[table.taint_set]
-            m.setflags(write=False)
-            self._taints.put(spec, table, m)
-        return m
-
-    def included(self, table: NodeTable, spec: PodSpec, c: Constraint) -> BoolArray | None:
+    def included(self, table: NodeTable, pod: PodInfo, c: Constraint) -> BoolArray | None:
         """Rows passing ``c``'s inclusion policies; None means every row."""
         mask: BoolArray | None = None
         if c.honors_affinity:
-            mask = self.affinity(table, spec)
+            mask = self._passing(self._affinity, _AFFINITY, table, pod)
         if c.honors_taints:
-            ok = ~self.untolerated(table, spec)
+            ok = self._passing(self._taints, _TAINTS, table, pod)
             mask = ok if mask is None else mask & ok
         return mask
 
@@ -100,7 +145,7 @@ def _and(a: BoolArray, b: BoolArray | None) -> BoolArray:
 
 
 def build_pre_filter_state(
-    pod: Pod,
+    pod: PodInfo,
     constraints: tuple[Constraint, ...],
     table: NodeTable,
     index: PodCountIndex,
@@ -112,11 +157,11 @@ def build_pre_filter_state(
     base = _all_keys(table, cols)
     domains = []
     for c, col in zip(constraints, cols, strict=True):
-        eligible = _and(base, masks.included(table, pod.spec, c))
+        eligible = _and(base, masks.included(table, pod, c))
         rows = np.flatnonzero(eligible)
         codes = col.codes[rows]
         n = len(col.values)
-        per_row = index.counts(table, pod.namespace, c.selector)[rows]
+        per_row = index.counts(table, pod.pod.namespace, c.selector)[rows]
         counts = np.bincount(codes, weights=per_row, minlength=n).astype(np.int64)
         present = np.bincount(codes, minlength=n) > 0
         domains.append(DomainCounts(col.values, col.index, counts, present, col))
@@ -149,7 +194,7 @@ def filter_vector(s: PreFilterState, pod: Pod, table: NodeTable) -> Verdicts | N
 
 
 def build_pre_score_state(
-    pod: Pod,
+    pod: PodInfo,
     constraints: tuple[Constraint, ...],
     nodes: NodeSet,
     require_all: bool,
@@ -196,8 +241,8 @@ def build_pre_score_state(
                 n += 1
             codes[codes < 0] = empty
         present = np.bincount(codes[considered], minlength=n) > 0
-        eligible = np.flatnonzero(_and(base, masks.included(table, pod.spec, c)))
-        per_row = index.counts(table, pod.namespace, c.selector)[eligible]
+        eligible = np.flatnonzero(_and(base, masks.included(table, pod, c)))
+        per_row = index.counts(table, pod.pod.namespace, c.selector)[eligible]
         counts = np.bincount(codes[eligible], weights=per_row, minlength=n).astype(np.int64)
         d = DomainCounts(values, value_index, counts, present)
         domains.append(d)
