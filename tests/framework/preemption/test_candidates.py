@@ -276,7 +276,8 @@ def _victim_lists(draw: st.DrawFn, sort: bool, huge: bool = True) -> dict[str, V
                     100 if q.pod.start_time is None else q.pod.start_time,
                 )
             )
-        out[f"n{i}"] = Victims(pods, draw(st.integers(0, 2)))
+        # Violating victims are some of the victims (upstream counts them among them).
+        out[f"n{i}"] = Victims(pods, draw(st.integers(0, min(2, len(pods)))))
     return out
 
 
@@ -303,7 +304,8 @@ def _same_pick(
 @settings(max_examples=scaled(300), deadline=None)
 @given(
     victims=st.booleans().flatmap(_victim_lists),
-    now=st.sampled_from([15, 100, 200, 2**64]),
+    # ``now`` is a Time (int64 nanoseconds), as every clock gives it.
+    now=st.sampled_from([15, 100, 200, 2**63 - 1]),
     seed=st.integers(0, 9),
 )
 def test_pick_equals_the_reference_criteria(
