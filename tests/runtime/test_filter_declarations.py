@@ -219,3 +219,34 @@ def test_the_what_if_runners_use_the_declared_forms(forms: bool) -> None:
         assert room.calls == {"passes_what_if": 1, "filter_what_if": 1, "filter_what_if_row": 1}
     else:
         assert room.calls == {"filter_what_if": 3}
+
+
+def test_pods_of_one_spec_with_other_node_names_get_their_own_what_if_answer() -> None:
+    """The what-if steps kept across the pods of one spec also key on
+    ``spec.nodeName``: NodeName reads it and it is not part of the spec (found by
+    the generic paths test)."""
+    table = build_table([make_node(n).capacity(cpu="4", pods=110).obj() for n in ("n0", "n1")])
+    fwk = build_framework(in_tree_profile(), in_tree_registry(), table=table)
+    first = make_pod("a").info()
+    rows = np.array([r for r, n in enumerate(table.names) if n], dtype=np.int64)
+    answers = []
+    for name, node in (("a", "n0"), ("b", "n1")):
+        twin = first.pod.copy()
+        twin.name, twin.uid, twin.node_name = name, name, node
+        info = PodInfo(twin)
+        assert info.pod.spec is first.pod.spec
+        state = CycleState()
+        _, s, _ = fwk.run_pre_filter_plugins(state, info)
+        assert s.is_success()
+        assert fwk.what_if_spec_determined(state, info)
+        answer = fwk.run_filter_what_if(state, info, rows, table.requested[rows])
+        assert answer is not None
+        index, statuses = answer
+        answers.append(
+            {
+                table.names[r]: statuses[i].plugin if i >= 0 else ""
+                for r, i in zip(rows.tolist(), index.tolist(), strict=True)
+            }
+        )
+    assert answers[0]["n0"] == "" and answers[0]["n1"] == "NodeName"
+    assert answers[1]["n1"] == "" and answers[1]["n0"] == "NodeName"

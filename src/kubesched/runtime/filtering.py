@@ -139,10 +139,11 @@ class Filtering:
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
         self._spec_steps: dict[
-            tuple[int, frozenset[str], int, int, int], tuple[SpecFacts, list[Step] | None]
+            tuple[int, str, frozenset[str], int, int, int], tuple[SpecFacts, list[Step] | None]
         ] = {}
         """``_cycle_steps``'s steps across cycles when they are spec-determined: (spec
-        facts id, skipped plugins, table id, node and layout generations) ->
+        facts id, the pod's spec.nodeName (NodeName reads it; it is not in the
+        facts), skipped plugins, table id, node and layout generations) ->
         (the facts, held so that the id stays theirs; the steps)."""
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
         self.per_node = False
@@ -550,6 +551,7 @@ class Filtering:
             # steps of an earlier pod of this spec hold while no node changed.
             spec_key = (
                 id(pod.facts),
+                pod.pod.node_name,
                 skip,
                 id(table),
                 table.node_generation,
