@@ -75,6 +75,9 @@ CHANGES = ("taint", "cordon", "label", "remove", "add")
 move to another zone, remove the node, add a node (a removed one again, else a
 copy under a new name)."""
 PORTS = (80, 8080)
+HOST_IPS = ("", "", "0.0.0.0", "10.0.0.1", "10.0.0.2")
+IMAGE_SIZES = (10_000_000, 300_000_000, 900_000_000, 2_000_000_000)
+"""Below ImageLocality's minimum threshold, between, and above its maximum."""
 
 
 @dataclass
@@ -145,7 +148,7 @@ def nodes(draw: st.DrawFn) -> list[Node]:
         if draw(st.integers(0, 6)) == 0:
             b.unschedulable()
         for image in draw(st.lists(st.sampled_from(IMAGES), max_size=2, unique=True)):
-            b.image(draw(st.sampled_from((10_000_000, 300_000_000, 900_000_000))), image)
+            b.image(draw(st.sampled_from(IMAGE_SIZES)), image)
         out.append(b.obj())
     return out
 
@@ -240,6 +243,8 @@ def _tolerations(draw: st.DrawFn, b: PodBuilder) -> None:
                     ("dedicated", "Exists", "", ""),
                     ("spot", "Exists", "", PREFER_NO_SCHEDULE),
                     ("node.kubernetes.io/unschedulable", "Exists", "", NO_SCHEDULE),
+                    ("node.kubernetes.io/unschedulable", "Exists", "", NO_EXECUTE),
+                    ("node.kubernetes.io/unschedulable", "Exists", "", ""),
                 )
             ),
             max_size=2,
@@ -267,7 +272,11 @@ def specs(draw: st.DrawFn, node_names: list[str], rich: bool) -> PodSpec:
     if req or image:
         b.req_map(req, image=image)
     if draw(st.integers(0, 4)) == 0:
-        b.host_port(draw(st.sampled_from(PORTS)), host_ip=draw(st.sampled_from(("", "10.0.0.1"))))
+        b.host_port(
+            draw(st.sampled_from(PORTS)),
+            protocol=draw(st.sampled_from(("TCP", "TCP", "UDP"))),
+            host_ip=draw(st.sampled_from(HOST_IPS)),
+        )
     if rich:
         _node_affinity(draw, b, node_names)
         _tolerations(draw, b)
@@ -374,7 +383,10 @@ def profiles(draw: st.DrawFn) -> Profile:
     prof = in_tree_profile(with_score=draw(st.integers(0, 5)) != 5)
     args = dict(prof.plugin_args)
     kind = draw(st.sampled_from((LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)))
-    resources = (ResourceSpec("cpu", draw(st.integers(1, 3))), ResourceSpec("memory", 1))
+    resources: tuple[ResourceSpec, ...] = (
+        ResourceSpec("cpu", draw(st.integers(1, 3))),
+        ResourceSpec("memory", 1),
+    )
     if draw(st.booleans()):
         resources = (*resources, ResourceSpec(GPU, 2))
     shape: tuple[UtilizationShapePoint, ...] = ()
