@@ -90,15 +90,16 @@ _UNKNOWN: Final = -3
 _ENTRIES: Final = 8
 """Specs whose row answers are kept (workloads interleave a few pod templates)."""
 
-_Key = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int]
+_Key = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str]
 """(framework, spec facts, skipped filters, table, node generation, layout
-generation): what a spec-determined what-if answer depends on besides the row
-and its summed requests. The objects are compared by identity and held by the
-key (no identity can be reused while an entry lives)."""
-_TrackedKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, int, str | None]
+generation, the pod's spec.nodeName): what a spec-determined what-if answer
+depends on besides the row and its summed requests (NodeName reads
+spec.nodeName; it is not in the spec facts). The objects are compared by
+identity and held by the key (no identity can be reused while an entry lives)."""
+_TrackedKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str, int, str | None]
 """``_Key`` with the pod's priority and UID if it is nominated itself: what
 decides which nominated pods count on a row."""
-_DenseKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, int, bool]
+_DenseKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str, int, bool]
 """``_Key`` with the pod's priority, for ``answer_dense`` (its entries keep the
 row -> override array up to date as well)."""
 
@@ -112,6 +113,7 @@ def _key(fwk: Framework, state: CycleState, pod: PodInfo) -> _Key:
         table,
         table.node_generation,
         table.layout_generation,
+        pod.pod.node_name,
     )
 
 

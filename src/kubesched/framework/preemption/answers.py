@@ -34,9 +34,10 @@ from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.victims import StatColumns
 from kubesched.framework.status import Status, StatusList
 
-AnswerKey = tuple[int, int, frozenset[str], int, int, int]
-"""(framework, spec facts, skipped filters, priority, node generation, layout
-generation) of the preemptor and table the answers are for."""
+AnswerKey = tuple[int, int, str, frozenset[str], int, int, int]
+"""(framework, spec facts, spec.nodeName, skipped filters, priority, node
+generation, layout generation) of the preemptor and table the answers are for
+(NodeName reads spec.nodeName; it is not in the spec facts)."""
 
 _STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
 

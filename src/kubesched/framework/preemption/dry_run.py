@@ -111,9 +111,9 @@ class VictimBatcher:
         self._resource_filter: Any = cache.resource_filters.get(state.skip_filter_plugins, _UNKNOWN)
         """``_find_resource_filter()`` once known (it depends on the skipped filters only)."""
         runtime = extras.runtime
-        self._answer_key: tuple[int, int, frozenset[str], int] | None = None
-        """(framework, spec facts, skipped filters, priority) when whole answers
-        may be kept per row (``answers.py``), else None."""
+        self._answer_key: tuple[int, int, str, frozenset[str], int] | None = None
+        """(framework, spec facts, spec.nodeName, skipped filters, priority) when
+        whole answers may be kept per row (``answers.py``), else None."""
         if (
             self._cacheable
             and self._default_order
@@ -123,6 +123,7 @@ class VictimBatcher:
             self._answer_key = (
                 id(handle),
                 id(pod.facts),
+                pod.pod.node_name,
                 state.skip_filter_plugins,
                 pod.pod.priority,
             )
