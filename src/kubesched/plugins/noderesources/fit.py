@@ -15,8 +15,7 @@
   amounts. No NormalizeScore.
 - EventsToRegister: see :mod:`fit_hints`.
 
-Score has a vector form over the NodeTable that gives the same scores as the
-per-node form.
+Score's per-node and vector forms run the same formula (``Ops``: ``ONE`` / ``MANY``).
 """
 
 from __future__ import annotations
@@ -46,8 +45,8 @@ from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import fit_hints
 from kubesched.plugins.noderesources.fit_plan import IgnoredResources, fit_plan
-from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
-from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
+from kubesched.plugins.noderesources.least_allocated import least_requested_score
+from kubesched.plugins.noderesources.most_allocated import most_requested_score
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     RequestedToCapacityRatioScorer,
 )
@@ -58,6 +57,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     resources_not_found,
 )
 from kubesched.plugins.noderesources.validation import validate_fit_args
+from kubesched.plugins.noderesources.weighted_mean import WeightedMeanScorer
 
 NAME: Final = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
@@ -81,9 +81,9 @@ def make_scorer(args: NodeResourcesFitArgs) -> Scorer:
     s = args.scoring_strategy
     weights = [r.weight for r in s.resources]
     if s.type == LEAST_ALLOCATED:
-        return LeastAllocatedScorer(weights)
+        return WeightedMeanScorer(weights, least_requested_score)
     if s.type == MOST_ALLOCATED:
-        return MostAllocatedScorer(weights)
+        return WeightedMeanScorer(weights, most_requested_score)
     if s.type == REQUESTED_TO_CAPACITY_RATIO:
         return RequestedToCapacityRatioScorer(weights, s.shape)
     raise ValueError(f"scoring strategy {s.type} is not supported")
