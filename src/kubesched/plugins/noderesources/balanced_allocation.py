@@ -24,10 +24,7 @@ was not run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
-
-import numpy as np
 
 from kubesched.api.goformat import Num, Ops
 from kubesched.framework.config import NodeResourcesBalancedAllocationArgs
@@ -35,12 +32,11 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, ScoreExtensions
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE
-from kubesched.framework.status import SKIP, SUCCESS, Status
+from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.resource_allocation import (
     AllocationScores,
     ResourceAllocation,
-    resources_not_found,
 )
 from kubesched.plugins.noderesources.validation import validate_balanced_allocation_args
 
@@ -103,14 +99,6 @@ def _balance(
 # --------------------------------------------------------------------------- the plugin
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 class BalancedAllocation:
     """PreScore + Score plugin; no normalisation (ScoreExtensions is None).
 
@@ -131,56 +119,24 @@ class BalancedAllocation:
             )
         validate_balanced_allocation_args(args)
         self.args = args
-        self.allocation = ResourceAllocation(args.resources, use_requested=True)
-        self._memo_pre_score = object()
-        self._scores = AllocationScores(self.allocation, balanced_score)
+        self._scores = AllocationScores(
+            ResourceAllocation(args.resources, use_requested=True),
+            balanced_score,
+            PRE_SCORE_STATE_KEY,
+            skip_best_effort=True,
+        )
 
-    def _state(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, _PreScoreState):
-            return s.pod_requests
-        return self.allocation.pod_request_list(pod)
-
-    # -- PreScore ---------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
-        memo = pod.facts.memo
-        ps = memo.get(self._memo_pre_score)
-        if ps is None:
-            reqs = self.allocation.pod_request_list(pod)
-            # Skipped so that best-effort pods do not all pile onto one node
-            # (upstream issue #129138).
-            ps = SKIP if self.allocation.is_best_effort(reqs) else _PreScoreState(reqs)
-            memo[self._memo_pre_score] = ps
-        if not isinstance(ps, _PreScoreState):
-            return SKIP
-        state.write(PRE_SCORE_STATE_KEY, ps)
-        return SUCCESS
+        return self._scores.pre_score(state, pod)
 
-    # -- Score ------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        if not self.allocation.resources:
-            return 0, resources_not_found()
-        reqs = self._state(state, pod)
-        if self.allocation.is_best_effort(reqs):
-            return 0, SUCCESS
-        return self._scores.node(node, reqs), SUCCESS
+        return self._scores.score(state, pod, node)
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        if not self.allocation.resources:
-            return None  # the exact path reports the error
-        reqs = self._state(state, pod)
-        if self.allocation.is_best_effort(reqs):
-            return np.zeros(len(nodes), dtype=np.int64)
-        return self._scores.rows(nodes.table, nodes.rows, reqs)
+        return self._scores.score_vector(state, pod, nodes)
 
     def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """Every slot's score (a node's score depends on its own amounts only)."""
-        if not self.allocation.resources:
-            return None
-        reqs = self._state(state, pod)
-        if self.allocation.is_best_effort(reqs):
-            return None
-        return self._scores.slots(table, reqs)
+        return self._scores.score_slots(state, pod, table)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

@@ -1,6 +1,7 @@
-"""The amounts a resource-allocation scorer looks at (upstream resource_allocation.go).
+"""The amounts a resource-allocation scorer looks at (upstream resource_allocation.go),
+and the PreScore and Score shared by NodeResourcesFit's scoring strategies and
+NodeResourcesBalancedAllocation (``AllocationScores``).
 
-Shared by NodeResourcesFit's scoring strategies and NodeResourcesBalancedAllocation.
 For every configured resource (in configuration order) a node contributes three
 amounts: ``allocatable``, ``requested`` (what is already requested on the node
 *plus* the incoming pod) and ``allocated`` (without the pod). A resource whose
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final, Protocol
 
 import numpy as np
@@ -34,9 +36,11 @@ from kubesched.api.goformat import MANY, ONE, Num, Ops
 from kubesched.api.resources import NON_ZERO_DEFAULTS, is_scalar_resource_name, pod_requests
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, PodSpec
 from kubesched.framework.config import ResourceSpec
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.scoring import RowScoreCache
-from kubesched.framework.status import Status, error
+from kubesched.framework.status import SKIP, SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 
 ERR_RESOURCES_NOT_FOUND: Final = "resources not found"
@@ -124,10 +128,6 @@ class ResourceAllocation:
         reqs = pi.requests if self.use_requested else _non_zero_requests(pi.pod.spec)
         return tuple(reqs.get(n, 0) for n in self.names)
 
-    @staticmethod
-    def is_best_effort(pod_requests_list: Sequence[int]) -> bool:
-        return all(r == 0 for r in pod_requests_list)
-
     # ------------------------------------------------------------------ the nodes
     def amounts(
         self, allocatable: Source, requested: Source, non_zero: Source, pod_req: Sequence[int]
@@ -164,45 +164,109 @@ class ResourceAllocation:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
 class AllocationScores:
-    """A ``Scorer`` applied through ``ResourceAllocation``'s amounts: one node at a
-    time (``ONE``) or many table rows at once (``MANY``) through a per-row cache
-    (``RowScoreCache``: scores depend only on a row's amounts and the pod's
-    ``reqs``). One per plugin object, since scores depend on the plugin's args."""
+    """PreScore and Score of a plugin scoring with ``scorer`` over ``allocation``'s
+    amounts (NodeResourcesFit's strategies, BalancedAllocation); one per plugin
+    object, since scores depend on the plugin's args.
 
-    __slots__ = ("allocation", "cache", "scorer")
+    PreScore keeps the pod's amounts in the cycle state under ``state_key`` (Score
+    computes them when PreScore did not run). Score: Error "resources not found"
+    when no resource is configured; with ``skip_best_effort`` a pod requesting
+    none of the resources is skipped at PreScore and scores 0 (BalancedAllocation,
+    so that best-effort pods do not all pile onto one node: upstream issue #129138).
+    One node is scored with ``ONE``, many table rows at once with ``MANY`` through a
+    per-row cache (``RowScoreCache``: scores depend only on a row's amounts and
+    the pod's)."""
 
-    def __init__(self, allocation: ResourceAllocation, scorer: Scorer) -> None:
+    __slots__ = ("_memo", "allocation", "cache", "scorer", "skip_best_effort", "state_key")
+
+    def __init__(
+        self,
+        allocation: ResourceAllocation,
+        scorer: Scorer,
+        state_key: str,
+        skip_best_effort: bool = False,
+    ) -> None:
         self.allocation = allocation
         self.scorer = scorer
+        self.state_key = state_key
+        self.skip_best_effort = skip_best_effort
         self.cache = RowScoreCache()
+        self._memo = object()
+        """This object's key in a spec's memo (its PreScore state or SKIP)."""
 
-    def node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
-        """The per-node score."""
+    def _skips(self, reqs: Sequence[int]) -> bool:
+        return self.skip_best_effort and all(r == 0 for r in reqs)
+
+    def pre_score(self, state: CycleState, pod: PodInfo) -> Status:
+        """Success, or Skip for a skipped pod."""
+        memo = pod.facts.memo
+        ps = memo.get(self._memo)
+        if ps is None:
+            reqs = self.allocation.pod_request_list(pod)
+            ps = SKIP if self._skips(reqs) else _PreScoreState(reqs)
+            memo[self._memo] = ps
+        if not isinstance(ps, _PreScoreState):
+            return SKIP
+        state.write(self.state_key, ps)
+        return SUCCESS
+
+    def _requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        """The pod's amounts; None for a skipped pod (it scores 0)."""
+        s = state.get(self.state_key)
+        if isinstance(s, _PreScoreState):
+            return s.pod_requests
+        reqs = self.allocation.pod_request_list(pod)
+        return None if self._skips(reqs) else reqs
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        if not self.allocation.resources:
+            return 0, error(ERR_RESOURCES_NOT_FOUND)
+        reqs = self._requests(state, pod)
+        return (0 if reqs is None else self._one_node(node, reqs)), SUCCESS
+
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+        """The scores of ``nodes`` (a new array), from the cache where it can."""
+        if not self.allocation.resources:
+            return None  # the per-node path reports the error
+        reqs = self._requests(state, pod)
+        if reqs is None:
+            return np.zeros(len(nodes), dtype=np.int64)
+        t = nodes.table
+        return self.cache.scores(t, reqs, nodes.rows, *self._forms(t, reqs))
+
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """Every slot's score (``RowScoreCache.slots``: a node's score depends on its
+        own amounts only)."""
+        if not self.allocation.resources:
+            return None
+        reqs = self._requests(state, pod)
+        return None if reqs is None else self.cache.slots(table, reqs, *self._forms(table, reqs))
+
+    def _one_node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
         score: int = self.scorer(ONE, *self.allocation.node_amounts(node, reqs))
         return score
 
-    def rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        """The scores of ``rows`` (a new array), from the cache where it can."""
-        return self.cache.scores(
-            t, reqs, rows, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
-        )
+    def _forms(
+        self, t: NodeTable, reqs: tuple[int, ...]
+    ) -> tuple[Callable[[IntArray], IntArray], Callable[[int], int]]:
+        """``RowScoreCache``'s ``vector`` (rows) and ``one`` (a live row) functions."""
 
-    def slots(self, t: NodeTable, reqs: tuple[int, ...]) -> IntArray | None:
-        """Every slot's score (``RowScoreCache.slots``)."""
-        return self.cache.slots(
-            t, reqs, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
-        )
+        def vector(rows: IntArray) -> IntArray:
+            out: IntArray = self.scorer(MANY, *self.allocation.rows_amounts(t, rows, reqs))
+            return out
 
-    def _vector(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        out: IntArray = self.scorer(MANY, *self.allocation.rows_amounts(t, rows, reqs))
-        return out
+        def one(row: int) -> int:
+            info = t.infos[row]
+            assert info is not None
+            return self._one_node(info, reqs)
 
-    def _one(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
-        info = t.infos[row]
-        assert info is not None
-        return self.node(info, reqs)
-
-
-def resources_not_found() -> Status:
-    return error(ERR_RESOURCES_NOT_FOUND)
+        return vector, one
