@@ -101,12 +101,11 @@ class Columns:
 class ResourceAllocation:
     """Reads the configured resources of the pod and of nodes for one scorer."""
 
-    __slots__ = ("_reads", "names", "resources", "use_requested", "weights")
+    __slots__ = ("_reads", "names", "resources", "use_requested")
 
     def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool) -> None:
         self.resources = tuple(resources)
         self.names = tuple(r.name for r in self.resources)
-        self.weights = tuple(r.weight for r in self.resources)
         self.use_requested = use_requested
         self._reads = tuple(
             (
