@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, NamedTuple, TypeVar
 
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.nominated import NominatedLoadIndex
+from kubesched.framework.types import SpecFacts
 
 NEW_KEY: Final = "new-key"
 EVICTED: Final = "evicted"
@@ -48,6 +49,21 @@ TOO_MANY_CHANGES: Final = "too-many-changes"
 FLUSH_REASONS: Final = (NEW_KEY, EVICTED, LAYOUT, NODES, LOG_TRUNCATED, TOO_MANY_CHANGES)
 
 _NOTHING: Final[list[int]] = []
+
+
+class PodSignature(NamedTuple):
+    """The pod-side key of answers (upstream's PodSignature): pods with equal
+    signatures get equal answers on equal rows. The objects are compared by
+    identity (one ``SpecFacts`` per distinct spec) and held by the key."""
+
+    owner: object
+    """What answers (the framework or handle: its plugins and their args)."""
+    facts: SpecFacts
+    skip: frozenset[str]
+    """The filters the cycle skips."""
+    priority: int
+    extra: Hashable = None
+    """What else the answers depend on (e.g. the pod's UID when it counts itself)."""
 
 
 class RowEntry:
