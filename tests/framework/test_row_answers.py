@@ -156,7 +156,7 @@ def test_node_changes_flush_stores_that_read_nodes() -> None:
 
 def test_too_many_changes_and_truncated_log_flush() -> None:
     table = _table(8)
-    cache = _PodCounts(RowAnswers("spy", 4, too_many=lambda cap: 2))
+    cache = _PodCounts(RowAnswers("spy", 4, too_many=table.capacity // 2))  # at most 2 rows
     cache.get(table)
     for i in range(3):
         table.add_pod(table.row_of[f"n{i}"], _pod(f"x{i}", f"n{i}"))

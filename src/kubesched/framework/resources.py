@@ -327,9 +327,7 @@ class _OnTable:
         """``allocatable[:, cols]`` transposed (contiguous), and per slot the OR of the
         bits of the checks (not ``pods``) whose need exceeds its allocatable, for
         ``_alloc_key`` = (the table's matrix, its layout and node generations)."""
-        self._kept: RowAnswers[_SlotVerdicts] = RowAnswers(
-            "resource_verdicts", 1, too_many=lambda cap: cap // 4
-        )
+        self._kept: RowAnswers[_SlotVerdicts] = RowAnswers("resource_verdicts", 1, too_many=4)
         """Every slot's verdict, once the plan came back (``current``)."""
 
     # -- masks and statuses -------------------------------------------------

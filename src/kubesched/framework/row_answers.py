@@ -32,8 +32,7 @@ Each flush is counted on the table, by store name and reason
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Final, Generic, NamedTuple, TypeVar
 
 from kubesched.framework.nodetable import NodeTable
@@ -86,8 +85,8 @@ class RowAnswers(Generic[E]):
 
     ``keys``: how many signatures are kept; ``lru``: a lookup refreshes its
     entry (else the oldest put goes first); ``nodes``: entries die when a node
-    changes; ``too_many(capacity)``: the most changed rows an entry may be
-    brought up to date for (None: any number)."""
+    changes; an entry is brought up to date for at most ``capacity //
+    too_many`` changed rows (0: any number)."""
 
     __slots__ = ("_entries", "_keys", "_lru", "_nodes", "_seen", "_table", "_too_many", "name")
 
@@ -98,7 +97,7 @@ class RowAnswers(Generic[E]):
         *,
         lru: bool = False,
         nodes: bool = False,
-        too_many: Callable[[int], int] | None = None,
+        too_many: int = 0,
     ) -> None:
         self.name = name
         self._keys = keys
@@ -106,7 +105,7 @@ class RowAnswers(Generic[E]):
         self._nodes = nodes
         self._too_many = too_many
         self._entries: dict[Hashable, E] = {}
-        self._table: weakref.ref[NodeTable] | None = None
+        self._table: NodeTable | None = None
         self._seen: dict[Hashable, int] = {}
         """Signatures met without an entry -> the table's ``change_seq`` then."""
 
@@ -122,22 +121,27 @@ class RowAnswers(Generic[E]):
         could bring up to date: it is dropped (the flush counted) and the caller
         computes the answers afresh (and may ``put`` a new entry). The list is
         shared: do not modify it."""
-        if self._table is None or self._table() is not table:
+        if self._table is not table:
             self._flush_all(table)
-        e = self._entries.get(key)
+        entries = self._entries
+        e = entries.get(key)
         if e is None:
             self.count(table, NEW_KEY)
             return None, _NOTHING
-        reason = None
+        if self._lru:
+            entries[key] = entries.pop(key)
         seq = table.change_seq
-        changed: list[int] | None = _NOTHING
         if e._layout != table.layout_generation:
             reason = LAYOUT
         elif self._nodes and e._nodes != table.node_generation:
             reason = NODES
+        elif e._seq == seq and index is None:
+            return e, _NOTHING
         else:
+            changed: list[int] | None = _NOTHING
             if e._seq != seq:
                 changed = table.rows_changed_since(e._seq)
+            reason = None
             if index is not None and changed is not None:
                 if e._epoch != index.epoch:
                     reason = LAYOUT
@@ -146,27 +150,24 @@ class RowAnswers(Generic[E]):
                     changed = None if moved is None else changed + moved
             if changed is None:
                 reason = reason or LOG_TRUNCATED
-            elif self._too_many is not None and len(changed) > self._too_many(table.capacity):
+            elif self._too_many and len(changed) > table.capacity // self._too_many:
                 reason = TOO_MANY_CHANGES
-        if reason is not None:
-            del self._entries[key]
-            self.count(table, reason)
-            return None, _NOTHING
-        assert changed is not None
-        e._seq = seq
-        if index is not None:
-            e._load_seq = index.change_seq
-        if self._lru:
-            del self._entries[key]
-            self._entries[key] = e
-        return e, changed
+            if reason is None and changed is not None:
+                e._seq = seq
+                if index is not None:
+                    e._load_seq = index.change_seq
+                return e, changed
+        assert reason is not None
+        del entries[key]
+        self.count(table, reason)
+        return None, _NOTHING
 
     def put(
         self, key: Hashable, table: NodeTable, entry: E, index: NominatedLoadIndex | None = None
     ) -> E:
         """Keep ``entry`` for ``key``, current as of now (evicting the oldest
         entry when the store is full)."""
-        if self._table is None or self._table() is not table:
+        if self._table is not table:
             self._flush_all(table)
         entry._layout = table.layout_generation
         entry._nodes = table.node_generation
@@ -205,4 +206,4 @@ class RowAnswers(Generic[E]):
             self.count(table, LAYOUT)
         self._entries.clear()
         self._seen.clear()
-        self._table = weakref.ref(table)
+        self._table = table

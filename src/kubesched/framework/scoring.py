@@ -77,9 +77,7 @@ class RowScoreCache:
     __slots__ = ("_store",)
 
     def __init__(self, max_keys: int = 16) -> None:
-        self._store: RowAnswers[_Scores] = RowAnswers(
-            "row_scores", max_keys, lru=True, too_many=lambda cap: cap // 4
-        )
+        self._store: RowAnswers[_Scores] = RowAnswers("row_scores", max_keys, lru=True, too_many=4)
 
     def scores(
         self,
