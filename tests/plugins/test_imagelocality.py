@@ -8,8 +8,6 @@ number of containers: ``100 * (clamp(sum) - 23MiB) / (1000MiB * containers - 23M
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kubesched.api.types import Node
 from kubesched.framework.cycle_state import CycleState
@@ -18,7 +16,6 @@ from kubesched.framework.snapshot import build_table, normalized_image_name
 from kubesched.plugins.imagelocality import ImageLocality, calculate_priority
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.fakes import FakeHandle
-from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_score
 
 MB = 1024 * 1024
@@ -140,41 +137,3 @@ def test_calculate_priority_bounds() -> None:
     assert calculate_priority(1000 * MB, 1) == 100
     assert calculate_priority(5000 * MB, 2) == 100
     assert calculate_priority(0, 0) == 0
-
-
-# --------------------------------------------------------------------------- property
-
-_SIZES = [10 * MB, 300 * MB, 2000 * MB]
-_IMAGES = ["gcr.io/a", "gcr.io/b:v1", "gcr.io/c"]
-
-
-@settings(max_examples=scaled(100), deadline=None)
-@given(
-    st.lists(
-        st.dictionaries(st.sampled_from(_IMAGES), st.sampled_from(_SIZES), max_size=3),
-        min_size=1,
-        max_size=6,
-    ),
-    st.lists(st.sampled_from([*_IMAGES, "gcr.io/none"]), max_size=3),
-    st.sets(st.integers(0, 5)),
-)
-def test_derived_score_agrees_with_per_node(
-    node_images: list[dict[str, int]], pod_images: list[str], subset: set[int]
-) -> None:
-    """The derived Score equals the per-node one (sizes differ between nodes, images
-    shared or not), also after a node is added (the node count changes)."""
-
-    def with_images(name: str, images: dict[str, int]) -> Node:
-        b = make_node(name)
-        for image, size in images.items():
-            b = b.image(size, image)
-        return b.obj()
-
-    table = build_table([with_images(f"n{i}", imgs) for i, imgs in enumerate(node_images)])
-    pl = ImageLocality(None, FakeHandle(table))
-    pod = images(*pod_images).info()
-    names = [f"n{i}" for i in range(len(node_images)) if i in subset]
-    check_score(pl, CycleState(), pod, table)
-    check_score(pl, CycleState(), pod, table, names=names)
-    table.add_node(make_node("extra").image(300 * MB, "gcr.io/a").info())
-    check_score(pl, CycleState(), pod, table)

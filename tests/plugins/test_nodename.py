@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE_ADD
@@ -13,7 +11,6 @@ from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.plugins.nodename import ERR_REASON, NodeName
 from tests.builders import make_node, make_pod
 from tests.fakes import FakeHandle
-from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter
 
 MISMATCH = unresolvable("node(s) didn't match the requested node name")
@@ -43,28 +40,3 @@ def test_reason_and_events() -> None:
     events = NodeName(None, FakeHandle()).events_to_register()
     assert [e.event for e in events] == [NODE_ADD]
     assert events[0].hint is None
-
-
-@settings(max_examples=scaled(100), deadline=None)
-@given(
-    st.integers(1, 6),
-    st.sampled_from(["", "n0", "n2", "n5", "zz"]),
-    st.integers(0, 5),
-)
-def test_derived_filter_agrees_with_per_node(n: int, want: str, gone: int) -> None:
-    """The derived Filter equals the per-node one, also after the wanted node is
-    removed and added again (another row)."""
-    table = build_table([make_node(f"n{i}").obj() for i in range(n)])
-    pl = NodeName(None, FakeHandle(table))
-    builder = make_pod("p")
-    if want:
-        builder = builder.node(want)
-    pod = builder.info()
-    check_filter(pl, CycleState(), pod, table)
-    name = f"n{gone % n}"
-    table.remove_node(name)
-    if len(table):
-        check_filter(pl, CycleState(), pod, table)
-    table.add_node(make_node("filler").info())
-    table.add_node(make_node(name).info())
-    check_filter(pl, CycleState(), pod, table)

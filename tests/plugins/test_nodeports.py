@@ -4,8 +4,6 @@ Test_isSchedulableAfterPodDeleted) on both paths."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kubesched.api.types import Pod
 from kubesched.framework.cycle_state import CycleState
@@ -13,7 +11,6 @@ from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unschedulable
-from kubesched.framework.types import PodInfo
 from kubesched.plugins.nodeports import (
     ERR_REASON,
     NodePorts,
@@ -21,7 +18,6 @@ from kubesched.plugins.nodeports import (
 )
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.fakes import FakeHandle
-from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter
 
 CONFLICT = unschedulable("node(s) didn't have free ports for the requested pod ports")
@@ -201,38 +197,3 @@ def test_events_and_reason() -> None:
         (EventResource.NODE, ActionType.ADD, False),
     ]
     assert ERR_REASON == "node(s) didn't have free ports for the requested pod ports"
-
-
-# --------------------------------------------------------------------------- property
-
-_PORTS = ["TCP/0.0.0.0/80", "TCP/10.0.0.1/80", "UDP/10.0.0.2/80", "TCP/10.0.0.1/8080", "TCP//90"]
-
-
-@settings(max_examples=scaled(100), deadline=None)
-@given(
-    st.lists(st.lists(st.sampled_from(_PORTS), max_size=2), min_size=1, max_size=6),
-    st.lists(st.sampled_from(_PORTS), min_size=1, max_size=2),
-    st.integers(0, 5),
-    st.sampled_from(_PORTS),
-)
-def test_derived_filter_agrees_with_per_node(
-    used: list[list[str]], wanted: list[str], target: int, added: str
-) -> None:
-    """The derived Filter equals the per-node one, also after a pod using a port is
-    bound (a pod change, not a node change: the answer is derived afresh)."""
-    nodes = [make_node(f"n{i}").obj() for i in range(len(used))]
-    pods = [ported(f"e{i}", *ports, node=f"n{i}") for i, ports in enumerate(used) if ports]
-    table = build_table(nodes, pods)
-    pl = NodePorts(None, FakeHandle(table))
-    pod = with_ports(make_pod("p"), *wanted).info()
-    state = CycleState()
-    assert pl.pre_filter(state, pod, table)[1] == SUCCESS
-    check_filter(pl, state, pod, table)
-    name = f"n{target % len(used)}"
-    row = table.row_of[name]
-    info = table.infos[row]
-    assert info is not None
-    bound = PodInfo(ported("late", added, node=name))
-    info.add_pod(bound)
-    table.add_pod(row, bound)
-    check_filter(pl, state, pod, table)

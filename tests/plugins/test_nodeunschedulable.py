@@ -4,8 +4,6 @@ TestIsSchedulableAfterNodeChange) on the exact and vector paths."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from kubesched.api.types import Node, Pod
 from kubesched.framework.cycle_state import CycleState
@@ -23,7 +21,6 @@ from kubesched.plugins.nodeunschedulable import (
 )
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.fakes import FakeHandle
-from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter
 
 UNSCHED = unresolvable("node(s) were unschedulable")
@@ -170,40 +167,3 @@ def test_vector_follows_a_cordon_change() -> None:
     table.update_node(info)
     got = check_filter(pl, CycleState(), pod, table)
     assert got == {"n1": SUCCESS, "n2": UNSCHED}
-
-
-# --------------------------------------------------------------------------- property
-
-_tolerations = st.lists(
-    st.sampled_from(
-        [
-            ("node.kubernetes.io/unschedulable", "", "NoSchedule", "Exists"),
-            ("node.kubernetes.io/unschedulable", "", "", "Exists"),
-            ("node.kubernetes.io/unschedulable", "", "NoExecute", "Exists"),
-            ("", "", "", "Exists"),
-            ("other", "", "NoSchedule", "Exists"),
-        ]
-    ),
-    max_size=2,
-)
-
-
-@settings(max_examples=scaled(100), deadline=None)
-@given(st.lists(st.booleans(), min_size=1, max_size=6), _tolerations, st.integers(0, 5))
-def test_derived_filter_agrees_with_per_node(
-    cordoned: list[bool], tols: list[tuple[str, str, str, str]], flip: int
-) -> None:
-    """The derived Filter equals the per-node one, also after a cordon changes."""
-    table = build_table([make_node(f"n{i}").unschedulable(c).obj() for i, c in enumerate(cordoned)])
-    pl = NodeUnschedulable(None, FakeHandle(table))
-    b = make_pod("p")
-    for key, value, effect, op in tols:
-        b = b.toleration(key, value, effect, op)
-    pod = b.info()
-    check_filter(pl, CycleState(), pod, table)
-    name = f"n{flip % len(cordoned)}"
-    info = table.infos[table.row_of[name]]
-    assert info is not None and info.node is not None
-    info.set_node(make_node(name).unschedulable(not info.node.unschedulable).obj())
-    table.update_node(info)
-    check_filter(pl, CycleState(), pod, table)

@@ -177,3 +177,34 @@ def test_rows_that_change_while_holding_nominations_are_asked_again(kind: str, s
         got = same_outcome(vector, exact, pod, cache if rng.random() < 0.3 else None)
         outcomes.add(got[0])
     assert "ok" in outcomes
+
+
+@pytest.mark.parametrize(
+    "n",
+    [
+        pytest.param(2, id="short scan (answer)"),
+        pytest.param(12, id="long scan (answer_tracked / answer_dense)"),
+    ],
+)
+@by_nominator_kind
+def test_pods_of_one_spec_with_other_node_names_get_their_own_override_answers(
+    n: int, kind: str
+) -> None:
+    """The kept per-row answers also key on ``spec.nodeName``: NodeName reads it
+    and it is not part of the spec, so a pod of the same spec naming another
+    node must not reuse the answers of the first (found by the generic paths
+    test, tests/runtime/test_paths_agree.py)."""
+    cache = Cache()
+    for i in range(n):
+        cache.add_node(make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods=110).obj())
+    nominator = _nominator(kind)
+    # Every node holds a nominated pod that counts: every row is overridden.
+    for i in range(n):
+        nom = make_pod(f"nom{i}").uid(f"nom{i}").priority(10).req(cpu="500m").obj()
+        nominator.nominate(nom, f"n{i}")
+    vector, exact = vectorised_and_per_node(cache.table, nominator, 5)
+    template = make_pod("t").req(cpu="500m").obj()
+    for name, node in (("p0", "n0"), ("p1", "n1")):
+        pod = Pod(name, uid=name, spec=template.spec, node_name=node)
+        got = same_outcome(vector, exact, pod)
+        assert got[:2] == ("ok", node)

@@ -1,7 +1,8 @@
 """``kubesched`` command line.
 
 Exit codes: 0 the command completed; 2 bad input or bad flags (one line on
-stderr naming file, object and field); 1 an internal error.
+stderr naming file, object and field); 4 a live cluster could not be read (one
+line naming the request and the server's answer); 1 an internal error.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import bench_command, trace_commands
+from kubesched.cli import bench_command, live_commands, trace_commands
 from kubesched.cli.params import SizeType
 from kubesched.sim.traces.summary import summarize_run
 
@@ -132,6 +133,13 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     metavar="FORMAT:PATH[,PATH...]",
     help="Replay a cluster trace, e.g. openb:NODES.csv,PODS.csv (see docs/traces.md).",
 )
+@click.option(
+    "--from-cluster",
+    is_flag=True,
+    help="Start from a live cluster's state (as `kubesched snapshot` reads it); "
+    "-f adds what-if objects.",
+)
+@live_commands.cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
     files: tuple[str, ...],
@@ -145,6 +153,9 @@ def simulate(
     max_input_bytes: int,
     max_objects: int,
     trace_spec: str | None,
+    from_cluster: bool,
+    kubeconfig: str | None,
+    context: str | None,
     **trace_values: Any,
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
@@ -163,12 +174,21 @@ def simulate(
     horizon = DEFAULT_HORIZON
     _trace = None
     limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
-    if trace_spec is None and not files:
-        fail_input("-f: required (or --trace)")
+    if trace_spec is None and not files and not from_cluster:
+        fail_input("-f: required (or --trace, or --from-cluster)")
+    if from_cluster and trace_spec is not None:
+        fail_input("--from-cluster and --trace: use one of them")
+    if (kubeconfig or context) and not from_cluster:
+        fail_input("--kubeconfig and --context need --from-cluster")
+    first = (
+        live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
+        if from_cluster
+        else []
+    )
     try:
         if trace_spec is None:
             scenario = load_scenario(
-                list(files), config_file=config_file, stdin=sys.stdin, limits=limits
+                list(files), config_file=config_file, stdin=sys.stdin, limits=limits, first=first
             )
         else:
             options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
@@ -232,6 +252,7 @@ def simulate(
 
 main.add_command(trace_commands.import_, name="import")
 main.add_command(bench_command.bench_cmd, name="bench")
+main.add_command(live_commands.snapshot, name="snapshot")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,9 @@ class PodSignature(NamedTuple):
     skip: frozenset[str]
     """The filters the cycle skips."""
     priority: int
+    node_name: str
+    """The pod's ``spec.nodeName``: NodeName reads it, and it is not in the spec
+    facts (pods of one spec may name different nodes)."""
     extra: Hashable = None
     """What else the answers depend on (e.g. the pod's UID when it counts itself)."""
 

@@ -145,7 +145,9 @@ class OverrideRows:
         """The entry of the pod's signature with the rows changed since its last
         use (None: a new entry, nothing known)."""
         prio = 0 if extra == _SUMMED else pod.pod.priority
-        key = PodSignature(fwk, pod.facts, state.skip_filter_plugins, prio, extra)
+        key = PodSignature(
+            fwk, pod.facts, state.skip_filter_plugins, prio, pod.pod.node_name, extra
+        )
         table = fwk.table
         entry, changed = self._store.lookup(key, table, index)
         if entry is None:

@@ -27,9 +27,10 @@ from kubesched.api.admission import SYSTEM_PRIORITY_CLASSES, PriorityClasses
 from kubesched.api.convert import Workload
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_LIMITS, InputLimits
+from kubesched.api.input_limits import DEFAULT_LIMITS, InputLimits, too_many
 from kubesched.api.load import (
     STDIN_SOURCE,
+    Document,
     Loaded,
     LoadedObject,
     LoadResult,
@@ -146,10 +147,14 @@ def load_scenario(
     config_file: str | None = None,
     stdin: TextIO | None = None,
     limits: InputLimits = DEFAULT_LIMITS,
+    first: Sequence[Document] = (),
 ) -> Scenario:
     """Read, check and order the inputs; raises InputError for bad input, and for
-    no objects at all (kubectl's ``no objects passed to apply``)."""
-    docs = read_documents(paths, stdin, limits=limits)
+    no objects at all (kubectl's ``no objects passed to apply``). ``first``: objects
+    that come before the files' (a live cluster's snapshot), counted in the limits."""
+    docs = [*first, *read_documents(paths, stdin, limits=limits)]
+    if len(docs) > limits.max_objects:
+        raise InputError(too_many(limits))
     if not docs:
         named = ", ".join(STDIN_SOURCE if p == "-" else p for p in paths)
         raise InputError("no objects passed to apply", source=named or None)

@@ -25,15 +25,21 @@ import pytest
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
 from kubesched.driver.report import build_result
+from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.preemption import dry_run
 from kubesched.framework.preemption.answers import AnswerCache
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.victim_cache import VictimCache
+from kubesched.framework.types import PodInfo
+from kubesched.plugins.defaultpreemption import DefaultPreemption
+from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
+from tests.builders import make_node, make_pod
+from tests.scheduler.harness import build_framework, in_tree_profile
 
 MI: Final = 2**20
 NODE_CPU: Final = (2000, 3000, 4000, 6000, 8000)
@@ -301,3 +307,31 @@ def test_stale_rows_in_plain_python_decide_as_the_exact_path(
     monkeypatch.setattr(VictimBatcher, "_answer_small", counting)
     assert run(scenario, exact=False) == exact
     assert (calls[0] > 0) == (small > 0)
+
+
+def test_preemptors_of_one_spec_with_other_node_names_get_their_own_answers() -> None:
+    """The kept dry-run answers also key on ``spec.nodeName``: NodeName reads it
+    and it is not part of the spec, so a preemptor of the same spec naming
+    another node must not reuse the first one's answers (found by the generic
+    paths test, tests/runtime/test_paths_agree.py)."""
+    cache = Cache()
+    for i in range(2):
+        cache.add_node(make_node(f"n{i}").capacity(cpu="1", memory="4Gi", pods=110).obj())
+        cache.add_pod(make_pod(f"low{i}").req(cpu="1").node(f"n{i}").start_time(0).obj())
+    fwks = []
+    for per_node in (False, True):
+        fwk = build_framework(in_tree_profile(), in_tree_registry(), table=cache.table)
+        fwk.per_node = per_node
+        fwks.append(fwk)
+    template = make_pod("t").req(cpu="1").obj()
+    potential = cache.table.ordered_infos()
+    for name, node in (("p0", "n0"), ("p1", "n1")):
+        pod = Pod(name, uid=name, spec=template.spec, priority=10, node_name=node)
+        got = []
+        for fwk in fwks:
+            state, info = CycleState(), PodInfo(pod)
+            assert fwk.run_pre_filter_plugins(state, info)[1].is_success()
+            plugin = next(p for p in fwk.post_filter_plugins if isinstance(p, DefaultPreemption))
+            cands, _, _ = plugin.evaluator.dry_run_preemption(state, info, potential, [], 0, 2)
+            got.append([(c.name, [v.pod.name for v in c.victims.pods]) for c in cands])
+        assert got[0] == got[1] == [(node, [f"low{node[1]}"])]

@@ -121,7 +121,7 @@ class VictimBatcher:
             and runtime.what_if_spec_determined(state, pod)
         ):
             self._answer_key = PodSignature(
-                handle, pod.facts, state.skip_filter_plugins, pod.pod.priority
+                handle, pod.facts, state.skip_filter_plugins, pod.pod.priority, pod.pod.node_name
             )
 
     def __call__(self, rows: IntArray) -> VictimBatch | None:

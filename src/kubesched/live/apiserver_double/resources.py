@@ -159,6 +159,14 @@ REPLICA_SETS = _simple(
 STATEFUL_SETS = _simple(
     "apps", "statefulsets", "StatefulSet", True, ("sts",), status=True, categories=("all",)
 )
+DEPLOYMENTS = _simple(
+    "apps", "deployments", "Deployment", True, ("deploy",), status=True, categories=("all",)
+)
+DAEMON_SETS = _simple(
+    "apps", "daemonsets", "DaemonSet", True, ("ds",), status=True, categories=("all",)
+)
+JOBS = _simple("batch", "jobs", "Job", True, status=True, categories=("all",))
+CRON_JOBS = _simple("batch", "cronjobs", "CronJob", True, ("cj",), status=True, categories=("all",))
 STORAGE_CLASSES = _simple("storage.k8s.io", "storageclasses", "StorageClass", False, ("sc",))
 CSI_NODES = _simple("storage.k8s.io", "csinodes", "CSINode", False)
 CSI_DRIVERS = _simple("storage.k8s.io", "csidrivers", "CSIDriver", False)
@@ -183,6 +191,10 @@ SERVED: tuple[Resource, ...] = (
     PVCS,
     REPLICA_SETS,
     STATEFUL_SETS,
+    DEPLOYMENTS,
+    DAEMON_SETS,
+    JOBS,
+    CRON_JOBS,
     STORAGE_CLASSES,
     CSI_NODES,
     CSI_DRIVERS,
@@ -193,6 +205,7 @@ SERVED: tuple[Resource, ...] = (
 GROUP_VERSIONS: tuple[tuple[str, str], ...] = (
     ("", "v1"),
     ("apps", "v1"),
+    ("batch", "v1"),
     ("coordination.k8s.io", "v1"),
     ("events.k8s.io", "v1"),
     ("policy", "v1"),

@@ -1,0 +1,71 @@
+"""Objects for filling the API-server double with a small cluster (live-mode tests)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kubesched.live.apiserver_double import ApiServerDouble, ManualClock
+
+Obj = dict[str, Any]
+
+
+def node(name: str, cpu: str, zone: str = "a") -> Obj:
+    amounts = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone},
+        },
+        "status": {"allocatable": amounts, "capacity": amounts},
+    }
+
+
+def pod(
+    name: str, cpu: str, node_name: str | None = None, priority_class: str | None = None
+) -> Obj:
+    spec: Obj = {
+        "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    if node_name:
+        spec["nodeName"] = node_name
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+        "spec": spec,
+    }
+
+
+def priority_class(name: str, value: int) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+def small_cluster(api: ApiServerDouble) -> None:
+    """Two 2-CPU nodes, each with a 1.5-CPU pod of priority 0, and a pending 1-CPU
+    pod of class ``high`` (1000): it fits nowhere and preempts one of them."""
+    api.create(node("n1", "2"))
+    api.create(node("n2", "2", zone="b"))
+    api.create(priority_class("high", 1000))
+    api.create(pod("low-1", "1500m", "n1"))
+    api.create(pod("low-2", "1500m", "n2"))
+    api.create(pod("urgent", "1", priority_class="high"))
+
+
+@contextmanager
+def double(**kwargs: Any) -> Iterator[ApiServerDouble]:
+    server = ApiServerDouble(clock=ManualClock(), **kwargs).start()
+    try:
+        yield server
+    finally:
+        server.stop()
