@@ -177,6 +177,9 @@ class NodeTable:
         self.layout_generation = 0
         """Bumped when the per-row arrays are reallocated (growth, a new column)."""
         self._changes = RowLog()
+        self.row_answer_flushes: dict[tuple[str, str], int] = {}
+        """(store, reason) -> flushes of the per-row answer stores reading this
+        table's change log (``row_answers.py``)."""
 
     # ------------------------------------------------------------------ change log
     @property

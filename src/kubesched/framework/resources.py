@@ -44,6 +44,7 @@ from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Verdicts, pass_index
 from kubesched.framework.nodetable import COL_PODS, BoolArray, IntArray, NodeTable
+from kubesched.framework.row_answers import RowAnswers, RowEntry
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, Resource
 
@@ -259,6 +260,16 @@ class ResourceFit:
         return on
 
 
+class _SlotVerdicts(RowEntry):
+    """Every slot's status id (-1: fits or free) and how many fail."""
+
+    __slots__ = ("n_fail", "sid")
+
+    def __init__(self, sid: npt.NDArray[np.int32], n_fail: int) -> None:
+        self.sid = sid
+        self.n_fail = n_fail
+
+
 class _OnTable:
     """One plan on one table's resource axis, and its memos (see ``ResourceFit``).
 
@@ -272,11 +283,7 @@ class _OnTable:
         "_alloc",
         "_alloc_key",
         "_ids",
-        "_layout",
-        "_n_fail",
-        "_seen",
-        "_seq",
-        "_sid",
+        "_kept",
         "_statuses",
         "always",
         "bits",
@@ -320,13 +327,8 @@ class _OnTable:
         """``allocatable[:, cols]`` transposed (contiguous), and per slot the OR of the
         bits of the checks (not ``pods``) whose need exceeds its allocatable, for
         ``_alloc_key`` = (the table's matrix, its layout and node generations)."""
-        self._sid: npt.NDArray[np.int32] | None = None
-        """Every slot's status id (-1: fits or free), as of ``_seq``."""
-        self._n_fail = 0
-        self._layout = -1
-        self._seq = -1
-        self._seen = -1
-        """``table.change_seq`` when the plan was first met without ``_sid``."""
+        self._kept: RowAnswers[_SlotVerdicts] = RowAnswers("resource_verdicts", 1, too_many=4)
+        """Every slot's verdict, once the plan came back (``current``)."""
 
     # -- masks and statuses -------------------------------------------------
     def mask_of(self, alloc: Sequence[int], requested: Sequence[int]) -> int:
@@ -453,35 +455,26 @@ class _OnTable:
         plan comes back a second time, every slot's status id is kept and brought up
         to date from the change log: a cycle then costs the rows changed since the
         previous one, nothing more when every node fits, one gather otherwise."""
-        sid = self._sid
-        if sid is not None and self._layout == table.layout_generation:
-            if self._seq != table.change_seq:
-                changed = table.rows_changed_since(self._seq)
-                if changed is None or len(changed) > len(sid) // 4:
-                    sid = None
-                else:
-                    self._update_rows(table, sid, set(changed))
-        else:
-            sid = None
-        if sid is None:
-            if rows is not None and self._seen in (-1, table.change_seq):
+        kept, changed = self._kept.lookup(None, table)
+        if kept is None:
+            if rows is not None and not self._kept.met_before(None, table):
                 # A plan met in one cycle only is evaluated on the rows asked for.
-                self._seen = table.change_seq
                 return self._evaluate(table, rows)
-            sid = self._build(table)
-        self._seq = table.change_seq
-        if self._n_fail == 0:
+            kept = self._kept.put(None, table, self._build(table))
+        elif changed:
+            self._update_rows(table, kept, set(changed))
+        if kept.n_fail == 0:
             return Verdicts(pass_index(table.capacity if rows is None else len(rows)), ())
         if rows is None:
-            return Verdicts(sid.copy(), list(self._statuses))
-        return Verdicts(sid[rows], list(self._statuses))
+            return Verdicts(kept.sid.copy(), list(self._statuses))
+        return Verdicts(kept.sid[rows], list(self._statuses))
 
     def _evaluate(self, table: NodeTable, rows: IntArray) -> Verdicts:
         """The verdicts of ``rows`` from scratch (masks for failing rows only)."""
         fail = self.need_c > table.free.take(rows, axis=0)[:, self.cols].T
         return self.verdicts(len(rows), fail, self._alloc_all(table)[1].take(rows))
 
-    def _build(self, table: NodeTable) -> npt.NDArray[np.int32]:
+    def _build(self, table: NodeTable) -> _SlotVerdicts:
         """Every slot's status id, from scratch (free slots: -1)."""
         fail = self.need_c > table.free[:, self.cols].T
         failing = np.logical_or.reduce(fail, axis=0) | bool(self.always)
@@ -492,13 +485,11 @@ class _OnTable:
             uniq, inverse = np.unique(masks, return_inverse=True)
             ids = np.array([self.status_id(int(m)) for m in uniq], dtype=np.int32)
             sid[pos] = ids[inverse]
-        self._sid = sid
-        self._n_fail = len(pos)
-        self._layout = table.layout_generation
-        return sid
+        return _SlotVerdicts(sid, len(pos))
 
-    def _update_rows(self, table: NodeTable, sid: npt.NDArray[np.int32], rows: set[int]) -> None:
+    def _update_rows(self, table: NodeTable, kept: _SlotVerdicts, rows: set[int]) -> None:
         """Re-evaluate a few changed rows in plain Python (cheaper than numpy calls)."""
+        sid = kept.sid
         alive = table.alive
         alloc, requested = table.allocatable, table.requested
         for r in rows:
@@ -510,4 +501,4 @@ class _OnTable:
             old = int(sid[r])
             if new != old:
                 sid[r] = new
-                self._n_fail += (new >= 0) - (old >= 0)
+                kept.n_fail += (new >= 0) - (old >= 0)

@@ -3,7 +3,6 @@ the per-row score cache of row-pure scoring functions (``RowScoreCache``)."""
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Hashable
 from typing import Final
 
@@ -12,6 +11,7 @@ import numpy as np
 from kubesched.api.goformat import go_div, go_div_vec
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
+from kubesched.framework.row_answers import RowAnswers, RowEntry
 
 
 def default_normalize_score(
@@ -46,15 +46,10 @@ def default_normalize_vector(
     return max_priority - scaled if reverse else scaled
 
 
-class _RowEntry:
-    __slots__ = ("layout", "seq", "table", "values")
+class _Scores(RowEntry):
+    __slots__ = ("values",)
 
-    def __init__(
-        self, table: weakref.ref[NodeTable], layout: int, seq: int, values: IntArray
-    ) -> None:
-        self.table = table
-        self.layout = layout
-        self.seq = seq
+    def __init__(self, values: IntArray) -> None:
         self.values = values
 
 
@@ -66,11 +61,11 @@ SMALL_UPDATE: Final = 8
 class RowScoreCache:
     """Scores that are a pure function of one row's state and a pod-side ``key``
     (NodeResourcesFit's strategies, BalancedAllocation: a node's allocatable and
-    requested amounts and the pod's amounts), kept for every table slot and
-    brought up to date from the table's change log. A scoring cycle then costs
-    the recomputation of the few rows changed since the previous cycle (usually
-    the node the previous pod was bound to) and one gather, instead of the full
-    formula over every feasible node.
+    requested amounts and the pod's amounts), kept for every table slot in a
+    ``RowAnswers`` store. A scoring cycle then costs the recomputation of the
+    few rows changed since the previous cycle (usually the node the previous pod
+    was bound to) and one gather, instead of the full formula over every
+    feasible node.
 
     Plugins own one cache per plugin object (scores depend on plugin args) and
     call :meth:`scores` from ``score_vector``. ``vector(rows)`` must compute the
@@ -79,15 +74,10 @@ class RowScoreCache:
     exactly (the plugins' equivalence tests check it). At most ``max_keys``
     pod-side keys are kept (least recently used dropped first)."""
 
-    __slots__ = ("_entries", "_max_keys", "_seen")
+    __slots__ = ("_store",)
 
     def __init__(self, max_keys: int = 16) -> None:
-        self._entries: dict[Hashable, _RowEntry] = {}
-        self._max_keys = max_keys
-        # Keys met once (-> the table's change_seq then): a key gets a whole-table
-        # entry only when it comes back after the table changed (a later cycle), so
-        # a stream of one-off pod shapes costs no more than the plain formula.
-        self._seen: dict[Hashable, int] = {}
+        self._store: RowAnswers[_Scores] = RowAnswers("row_scores", max_keys, lru=True, too_many=4)
 
     def scores(
         self,
@@ -116,49 +106,20 @@ class RowScoreCache:
         changed (a key's first cycle: callers then score just their rows). The
         same array object is returned until it has to be rebuilt (after a table
         reallocation, or when too many rows changed at once)."""
-        entries = self._entries
-        e = entries.pop(key, None)
-        seq = table.change_seq
-        if e is not None and e.table() is table and e.layout == table.layout_generation:
-            if e.seq != seq:
-                changed = table.rows_changed_since(e.seq)
-                if changed is None or len(changed) > len(e.values) // 4:
-                    e = None
-                else:
-                    self._update(table, e, changed, vector, one)
-                    e.seq = seq
-        else:
-            e = None
+        store = self._store
+        e, changed = store.lookup(key, table)
         if e is None:
-            first = self._seen.get(key)
-            if first is None or first == seq:
-                self._seen[key] = seq
-                if len(self._seen) > 4 * self._max_keys:
-                    del self._seen[next(iter(self._seen))]
+            if not store.met_before(key, table):
                 return None
             values = np.asarray(vector(np.arange(table.capacity, dtype=np.int64)), np.int64)
-            e = _RowEntry(weakref.ref(table), table.layout_generation, seq, values)
-        entries[key] = e
-        if len(entries) > self._max_keys:
-            del entries[next(iter(entries))]
+            e = store.put(key, table, _Scores(values))
+        elif changed:
+            infos = table.infos
+            live = [r for r in set(changed) if infos[r] is not None]
+            if 0 < len(live) <= SMALL_UPDATE:
+                for r in live:
+                    e.values[r] = one(r)
+            elif live:
+                arr = np.array(sorted(live), dtype=np.int64)
+                e.values[arr] = vector(arr)
         return e.values
-
-    @staticmethod
-    def _update(
-        table: NodeTable,
-        e: _RowEntry,
-        changed: list[int],
-        vector: Callable[[IntArray], IntArray],
-        one: Callable[[int], int],
-    ) -> None:
-        infos = table.infos
-        live = [r for r in set(changed) if infos[r] is not None]
-        if not live:
-            return
-        values = e.values
-        if len(live) <= SMALL_UPDATE:
-            for r in live:
-                values[r] = one(r)
-        else:
-            arr = np.array(sorted(live), dtype=np.int64)
-            values[arr] = vector(arr)

@@ -43,8 +43,9 @@ from kubesched.framework.interfaces import (
     pass_index,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.row_answers import PodSignature, RowAnswers, RowEntry
 from kubesched.framework.status import SUCCESS, Code, Status, error
-from kubesched.framework.types import NodeInfo, PodInfo, SpecFacts
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import (
     DerivedAnswers,
     FilterForms,
@@ -69,6 +70,13 @@ Vectorised = tuple[tuple[str, VectorFn, RowsFn | None], ...]
 Step = tuple[FilterForms, Verdicts | None]
 """A filter the what-if runners consult: a static one with its verdicts over the
 table, or another (None) that answers each what-if itself."""
+
+
+class _SpecSteps(RowEntry):
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: list[Step] | None) -> None:
+        self.steps = steps
 
 
 class _CycleSteps:
@@ -138,13 +146,10 @@ class Filtering:
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
-        self._spec_steps: dict[
-            tuple[int, str, frozenset[str], int, int, int], tuple[SpecFacts, list[Step] | None]
-        ] = {}
-        """``_cycle_steps``'s steps across cycles when they are spec-determined: (spec
-        facts id, the pod's spec.nodeName (NodeName reads it; it is not in the
-        facts), skipped plugins, table id, node and layout generations) ->
-        (the facts, held so that the id stays theirs; the steps)."""
+        self._spec_steps: RowAnswers[_SpecSteps] = RowAnswers("filter_steps", 8, nodes=True)
+        """``_cycle_steps``'s steps across cycles when they are spec-determined, by
+        signature (the extra: the pod's spec.nodeName, which NodeName reads; it is
+        not in the facts); they read no pods, so changed rows leave them valid."""
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
         self.per_node = False
         """Take no vectorised or what-if path (``Framework.per_node``)."""
@@ -549,17 +554,10 @@ class Filtering:
         if self.what_if_spec_determined(state, pod):
             # Static filters then answer from the spec and the nodes alone: the
             # steps of an earlier pod of this spec hold while no node changed.
-            spec_key = (
-                id(pod.facts),
-                pod.pod.node_name,
-                skip,
-                id(table),
-                table.node_generation,
-                table.layout_generation,
-            )
-            kept = self._spec_steps.get(spec_key)
-            if kept is not None and kept[0] is pod.facts:
-                memo.steps = kept[1]
+            spec_key = PodSignature(None, pod.facts, skip, 0, pod.pod.node_name)
+            kept, _ = self._spec_steps.lookup(spec_key, table)
+            if kept is not None:
+                memo.steps = kept.steps
                 return memo
         steps: list[Step] = []
         answer: list[Step] | None = steps
@@ -581,9 +579,7 @@ class Filtering:
                 steps.append((f, v))
         memo.steps = answer
         if spec_key is not None:
-            if len(self._spec_steps) >= 8:
-                del self._spec_steps[next(iter(self._spec_steps))]
-            self._spec_steps[spec_key] = (pod.facts, answer)
+            self._spec_steps.put(spec_key, table, _SpecSteps(answer))
         return memo
 
     def _memo(self, state: CycleState, pod: PodInfo) -> _CycleSteps:

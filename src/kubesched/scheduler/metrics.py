@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Final
 
+from kubesched.framework.nodetable import NodeTable
+
 SCHEDULE_ATTEMPTS: Final = "scheduler_schedule_attempts_total"
 PENDING_PODS: Final = "scheduler_pending_pods"
 PREEMPTION_ATTEMPTS: Final = "scheduler_preemption_attempts_total"
@@ -17,6 +19,11 @@ PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
 POD_SCHEDULING_ATTEMPTS: Final = "scheduler_pod_scheduling_attempts"
 QUEUE_INCOMING_PODS: Final = "scheduler_queue_incoming_pods_total"
 UNSCHEDULABLE_PODS: Final = "scheduler_unschedulable_pods"
+ROW_ANSWER_FLUSHES: Final = "scheduler_row_answer_flushes_total"
+"""Counter {cache, reason}: flushes of the per-row answer stores (reasons:
+``row_answers.FLUSH_REASONS``), counted on the node table; read with
+``row_answer_flushes``. Not in ``snapshot()``: the counts follow the execution
+path (per-node or vectorised), not the decisions."""
 
 RESULT_SCHEDULED: Final = "scheduled"
 RESULT_UNSCHEDULABLE: Final = "unschedulable"
@@ -91,3 +98,11 @@ class Metrics:
             PENDING_PODS: dict(self.pending_pods),
             POD_SCHEDULING_ATTEMPTS: self.pod_scheduling_attempts.as_dict(),
         }
+
+
+def row_answer_flushes(table: NodeTable) -> dict[str, dict[str, int]]:
+    """``scheduler_row_answer_flushes_total`` of ``table``: cache -> reason -> count."""
+    out: dict[str, dict[str, int]] = {}
+    for (cache, reason), n in sorted(table.row_answer_flushes.items()):
+        out.setdefault(cache, {})[reason] = n
+    return out

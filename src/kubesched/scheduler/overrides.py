@@ -27,8 +27,9 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.nominated import NominatedLoadIndex
+from kubesched.framework.row_answers import PodSignature, RowAnswers, RowEntry
 from kubesched.framework.status import Status, StatusList
-from kubesched.framework.types import PodInfo, SpecFacts
+from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework
 
 NOT_OVERRIDDEN: Final = -2
@@ -87,50 +88,15 @@ _NO_ROWS: Final = np.zeros(0, dtype=np.int64)
 NO_OVERRIDES: Final = Overrides(_NO_ROWS, _NO_ROWS, [])
 
 _UNKNOWN: Final = -3
-_ENTRIES: Final = 8
-"""Specs whose row answers are kept (workloads interleave a few pod templates)."""
-
-_Key = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str]
-"""(framework, spec facts, skipped filters, table, node generation, layout
-generation, the pod's spec.nodeName): what a spec-determined what-if answer
-depends on besides the row and its summed requests (NodeName reads
-spec.nodeName; it is not in the spec facts). The objects are compared by
-identity and held by the key (no identity can be reused while an entry lives)."""
-_TrackedKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str, int, str | None]
-"""``_Key`` with the pod's priority and UID if it is nominated itself: what
-decides which nominated pods count on a row."""
-_DenseKey = tuple[Framework, SpecFacts, frozenset[str], NodeTable, int, int, str, int, bool]
-"""``_Key`` with the pod's priority, for ``answer_dense`` (its entries keep the
-row -> override array up to date as well)."""
+_SUMMED: Final = "summed"
+"""``PodSignature.extra`` of ``answer``'s entries (they compare summed requests)."""
 
 
-def _key(fwk: Framework, state: CycleState, pod: PodInfo) -> _Key:
-    table = fwk.table
-    return (
-        fwk,
-        pod.facts,
-        state.skip_filter_plugins,
-        table,
-        table.node_generation,
-        table.layout_generation,
-        pod.pod.node_name,
-    )
+class _Entry(RowEntry):
+    """Row answers for one signature: ``index[row]`` (-1 pass, else into
+    ``statuses``, ``_UNKNOWN`` not asked yet) for summed requests ``summed[row]``."""
 
-
-class _Entry:
-    """Row answers for one key: ``index[row]`` (-1 pass, else into ``statuses``,
-    ``_UNKNOWN`` not asked yet) for summed requests ``summed[row]``."""
-
-    __slots__ = (
-        "epoch",
-        "index",
-        "known",
-        "last",
-        "load_seq",
-        "over",
-        "summed",
-        "table_seq",
-    )
+    __slots__ = ("index", "known", "last", "over", "summed")
 
     def __init__(self, table: NodeTable, tracked: bool) -> None:
         self.index = np.full(table.capacity, _UNKNOWN, dtype=np.int64)
@@ -139,10 +105,6 @@ class _Entry:
         )
         """(``answer`` only) the summed requests each row's answer is for."""
         self.known = StatusList()
-        self.table_seq = table.change_seq
-        self.load_seq = -1
-        self.epoch = -1
-        """(``answer_tracked`` only) the change-log cursors the answers are current at."""
         self.last: tuple[IntArray, Overrides] | None = None
         """(``answer_tracked`` and ``answer_dense``) the last rows asked about and
         the answer given: handed out again while none of those rows changed (with
@@ -162,20 +124,36 @@ class _Entry:
 
 
 class OverrideRows:
-    """Per-row what-if answers of spec-determined cycles (see the module docstring)."""
+    """Per-row what-if answers of spec-determined cycles (see the module docstring),
+    in a ``RowAnswers`` store keyed by the pod's signature: what a
+    spec-determined what-if answer depends on besides the row and its summed
+    requests (the nodes' own state: the store drops entries when a node changes)."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_store",)
 
     def __init__(self) -> None:
-        self._entries: dict[_Key | _TrackedKey | _DenseKey, _Entry] = {}
+        self._store: RowAnswers[_Entry] = RowAnswers("nominated_overrides", 8, nodes=True)
 
-    def _entry(self, key: _Key | _TrackedKey | _DenseKey, tracked: bool) -> _Entry:
-        entry = self._entries.get(key)
+    def _entry(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        extra: object,
+        index: NominatedLoadIndex | None,
+    ) -> tuple[_Entry, list[int] | None]:
+        """The entry of the pod's signature with the rows changed since its last
+        use (None: a new entry, nothing known)."""
+        prio = 0 if extra == _SUMMED else pod.pod.priority
+        key = PodSignature(
+            fwk, pod.facts, state.skip_filter_plugins, prio, pod.pod.node_name, extra
+        )
+        table = fwk.table
+        entry, changed = self._store.lookup(key, table, index)
         if entry is None:
-            if len(self._entries) >= _ENTRIES:
-                del self._entries[next(iter(self._entries))]
-            entry = self._entries[key] = _Entry(key[3], tracked)
-        return entry
+            fresh = _Entry(table, extra != _SUMMED)
+            return self._store.put(key, table, fresh, index), None
+        return entry, changed
 
     def answer_tracked(
         self,
@@ -192,22 +170,10 @@ class OverrideRows:
         rows from the change logs of the node table and of ``index``."""
         table = fwk.table
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
-        key = (*_key(fwk, state, pod), pod.pod.priority, own)
-        entry = self._entry(key, True)
+        entry, changed = self._entry(fwk, state, pod, (own,), index)
         known = entry.index
-        changed = table.rows_changed_since(entry.table_seq)
-        if changed is None:
-            known[:] = _UNKNOWN
-        elif changed:
+        if changed:
             known[changed] = _UNKNOWN
-        moved = index.rows_changed_since(entry.load_seq) if entry.epoch == index.epoch else None
-        if moved is None:
-            known[:] = _UNKNOWN
-        elif moved:
-            known[moved] = _UNKNOWN
-        entry.table_seq = table.change_seq
-        entry.load_seq = index.change_seq
-        entry.epoch = index.epoch
         got = known.take(rows)
         ask = (got == _UNKNOWN).nonzero()[0]
         last = entry.last
@@ -243,24 +209,17 @@ class OverrideRows:
         answer shares that array, which the next call updates in place: use it
         within the cycle that asked, never keep it."""
         table = fwk.table
-        key: _DenseKey = (*_key(fwk, state, pod), pod.pod.priority, True)
-        entry = self._entry(key, True)
-        known = entry.index
+        entry, changed = self._entry(fwk, state, pod, True, index)
         over = entry.over
-        changed = table.rows_changed_since(entry.table_seq)
-        moved = index.rows_changed_since(entry.load_seq) if entry.epoch == index.epoch else None
-        entry.table_seq = table.change_seq
-        entry.load_seq = index.change_seq
-        entry.epoch = index.epoch
-        if over is None or changed is None or moved is None:
+        if over is None or changed is None:
             over = entry.over = np.full(table.capacity + 1, NOT_OVERRIDDEN, dtype=np.int64)
             rows = np.flatnonzero(count[: table.capacity])
         else:
-            if not changed and not moved and entry.last is not None:
+            if not changed and entry.last is not None:
                 return entry.last[1]
             # Every changed row holding load is asked again (below). A cycle
             # typically brings one row, logged a few times: plain Python.
-            touched = sorted(set(changed).union(moved))
+            touched = sorted(set(changed))
             for r in touched:
                 over[r] = NOT_OVERRIDDEN
             rows = np.array([r for r in touched if count[r]], dtype=np.int64)
@@ -269,7 +228,7 @@ class OverrideRows:
             if not self._ask(entry, fwk, state, pod, rows, summed):
                 entry.over = None
                 return None
-            over[rows] = known.take(rows)
+            over[rows] = entry.index.take(rows)
         found = Overrides.over_slots(over, entry.statuses)
         entry.last = (rows, found)
         return found
@@ -315,7 +274,7 @@ class OverrideRows:
         ascending and distinct; ``summed`` table-shaped); only rows whose summed
         requests differ from the last time are asked about. None when the
         framework cannot answer. Only for ``fwk.what_if_spec_determined(state)``."""
-        entry = self._entry(_key(fwk, state, pod), False)
+        entry, _ = self._entry(fwk, state, pod, _SUMMED, None)
         index = entry.index.take(rows)
         stale = index == _UNKNOWN
         stale |= (entry.summed.take(rows, axis=0) != summed).any(axis=1)

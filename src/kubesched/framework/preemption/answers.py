@@ -32,12 +32,11 @@ import numpy.typing as npt
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.victims import StatColumns
+from kubesched.framework.row_answers import PodSignature
 from kubesched.framework.status import Status, StatusList
 
-AnswerKey = tuple[int, int, str, frozenset[str], int, int, int]
-"""(framework, spec facts, spec.nodeName, skipped filters, priority, node
-generation, layout generation) of the preemptor and table the answers are for
-(NodeName reads spec.nodeName; it is not in the spec facts)."""
+AnswerKey = tuple[PodSignature, int, int]
+"""The preemptor's signature, the table's node and layout generations."""
 
 _STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
 
@@ -50,7 +49,6 @@ class AnswerCache:
     ``VictimCache.ordered[row]``) and ``stats`` its ``victim_stats`` columns."""
 
     __slots__ = (
-        "_keep",
         "_known",
         "candidate",
         "key",
@@ -63,7 +61,6 @@ class AnswerCache:
 
     def __init__(self, capacity: int, width: int, slots: int) -> None:
         self.key: AnswerKey | None = None
-        self._keep: object = None
         self.valid = np.zeros(capacity, dtype=np.bool_)
         self.nominated = np.zeros((capacity, width), dtype=np.int64)
         self.candidate = np.zeros(capacity, dtype=np.bool_)
@@ -79,12 +76,10 @@ class AnswerCache:
         """Every status ``status[row]`` may index (append-only)."""
         return self._known.items
 
-    def use(self, key: AnswerKey, keep: object) -> None:
-        """Answer for ``key`` from now on (``keep``: the object whose id is in the
-        key, held so that the id stays its own); forgets everything if it changed."""
-        if self.key != key or self._keep is not keep:
+    def use(self, key: AnswerKey) -> None:
+        """Answer for ``key`` from now on; forgets everything if it changed."""
+        if self.key != key:
             self.key = key
-            self._keep = keep
             self.valid[:] = False
             # A new list: batches and statuses handed out keep the old one.
             self._known = StatusList()

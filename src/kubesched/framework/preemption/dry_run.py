@@ -46,7 +46,6 @@ from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Handle
 from kubesched.framework.nodetable import BoolArray, IntArray
-from kubesched.framework.preemption.answers import AnswerKey
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import MSG_NO_VICTIMS, VictimOrder
 from kubesched.framework.preemption.ports import HandleExtras
@@ -58,6 +57,7 @@ from kubesched.framework.preemption.victim_cache import (
 )
 from kubesched.framework.preemption.victims import StatColumns, victim_stats
 from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
+from kubesched.framework.row_answers import PodSignature
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import PodInfo
 
@@ -111,21 +111,17 @@ class VictimBatcher:
         self._resource_filter: Any = cache.resource_filters.get(state.skip_filter_plugins, _UNKNOWN)
         """``_find_resource_filter()`` once known (it depends on the skipped filters only)."""
         runtime = extras.runtime
-        self._answer_key: tuple[int, int, str, frozenset[str], int] | None = None
-        """(framework, spec facts, spec.nodeName, skipped filters, priority) when
-        whole answers may be kept per row (``answers.py``), else None."""
+        self._answer_key: PodSignature | None = None
+        """The preemptor's signature when whole answers may be kept per row
+        (``answers.py``), else None."""
         if (
             self._cacheable
             and self._default_order
             and runtime is not None
             and runtime.what_if_spec_determined(state, pod)
         ):
-            self._answer_key = (
-                id(handle),
-                id(pod.facts),
-                pod.pod.node_name,
-                state.skip_filter_plugins,
-                pod.pod.priority,
+            self._answer_key = PodSignature(
+                handle, pod.facts, state.skip_filter_plugins, pod.pod.priority, pod.pod.node_name
             )
 
     def __call__(self, rows: IntArray) -> VictimBatch | None:
@@ -152,8 +148,7 @@ class VictimBatcher:
         table = self._handle.table
         answers = self.cache.answers
         assert self._answer_key is not None
-        key: AnswerKey = (*self._answer_key, table.node_generation, table.layout_generation)
-        answers.use(key, self._pod.facts)
+        answers.use((self._answer_key, table.node_generation, table.layout_generation))
         stale = answers.stale(rows, nominated)
         if 0 < len(stale) <= _SMALL and len(stale) < len(rows):
             done = self._answer_small(rows.take(stale), nominated)

@@ -24,6 +24,7 @@ from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.preemption.answers import AnswerCache
 from kubesched.framework.preemption.policy import VictimOrder
 from kubesched.framework.resources import ResourceFilterPlugin
+from kubesched.framework.row_answers import RowAnswers, RowEntry
 from kubesched.framework.types import NodeInfo, PodInfo
 
 
@@ -43,7 +44,7 @@ class NodeVictims:
         """The node's requests without any potential victim (no nominated pods)."""
 
 
-class VictimCache:
+class VictimCache(RowEntry):
     """Step 1 per row, as arrays, for one Evaluator (see the module docstring).
 
     Row ``r`` is valid for a preemptor of priority ``p`` when ``valid[r]`` (no
@@ -56,6 +57,7 @@ class VictimCache:
     time (cached victims all have one)."""
 
     __slots__ = (
+        "_rows",
         "answers",
         "base",
         "count",
@@ -64,55 +66,42 @@ class VictimCache:
         "priority",
         "requests",
         "resource_filters",
-        "seq",
-        "table",
         "valid",
         "victim_priority",
         "victim_start",
     )
 
     def __init__(self) -> None:
-        self.table: NodeTable | None = None
-        self.layout = -1
-        self.valid = np.zeros(0, dtype=np.bool_)
-        self.seq = 0
-        self.priority = np.zeros(0, dtype=np.int64)
-        self.count = np.zeros(0, dtype=np.int64)
-        self.base = np.zeros((0, 0), dtype=np.int64)
-        self.requests = np.zeros((0, 0, 0), dtype=np.int64)
-        self.victim_priority = np.zeros((0, 0), dtype=np.int64)
-        self.victim_start = np.zeros((0, 0), dtype=np.int64)
-        self.ordered: npt.NDArray[np.object_] = np.empty(0, dtype=object)
-        """Row -> its ordered potential victims (a list; replaced, never mutated)."""
-        self.answers = AnswerCache(0, 0, 0)
-        """Each row's whole answer on top of its entry (``answers.py``)."""
+        self._rows: RowAnswers[VictimCache] = RowAnswers("victims", 1)
+        """Follows the table's change log for the arrays below (the only entry)."""
         self.resource_filters: dict[frozenset[str], ResourceFilterPlugin | None] = {}
         """Skipped filters -> ``VictimBatcher._find_resource_filter()`` (the profile's
         filters are fixed; a profile sees a handful of skip sets)."""
+        self._allocate(0, 0, -1)
 
     def sync(self, table: NodeTable) -> None:
-        """Start over when the table or its array layout (capacity, columns) changed."""
-        if self.table is table and self.layout == table.layout_generation:
-            changed = table.rows_changed_since(self.seq)
-            if changed is None:
-                self.valid[:] = False
-            elif changed:
-                self.valid[np.array(changed, dtype=np.int64)] = False
-            self.seq = table.change_seq
-            return
-        cap, width = table.capacity, len(table.resources)
-        self.table = table
-        self.layout = table.layout_generation
+        """Mark the rows the table changed stale; start over when the table or its
+        array layout (capacity, columns) changed."""
+        kept, changed = self._rows.lookup(None, table)
+        if kept is None:
+            self._allocate(table.capacity, len(table.resources), table.layout_generation)
+            self._rows.put(None, table, self)
+        elif changed:
+            self.valid[changed] = False
+
+    def _allocate(self, cap: int, width: int, layout: int) -> None:
+        self.layout = layout
         self.valid = np.zeros(cap, dtype=np.bool_)
-        self.seq = table.change_seq
         self.priority = np.zeros(cap, dtype=np.int64)
         self.count = np.zeros(cap, dtype=np.int64)
         self.base = np.zeros((cap, width), dtype=np.int64)
         self.requests = np.zeros((cap, 4, width), dtype=np.int64)
         self.victim_priority = np.zeros((cap, 4), dtype=np.int64)
         self.victim_start = np.zeros((cap, 4), dtype=np.int64)
-        self.ordered = np.empty(cap, dtype=object)
+        self.ordered: npt.NDArray[np.object_] = np.empty(cap, dtype=object)
+        """Row -> its ordered potential victims (a list; replaced, never mutated)."""
         self.answers = AnswerCache(cap, width, 4)
+        """Each row's whole answer on top of its entry (``answers.py``)."""
 
     def store(self, row: int, priority: int, entry: NodeVictims | None) -> None:
         if entry is None:
