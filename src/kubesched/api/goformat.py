@@ -7,6 +7,9 @@ exactly what kube-scheduler does: the one home of these helpers.
 - ``go_aggregate``: ``utilerrors.NewAggregate(errs).Error()``.
 - ``go_div`` / ``go_div_vec``: Go's integer ``/`` (truncation toward zero).
 - ``go_round`` / ``go_round_vec``: ``math.Round`` (halves away from zero).
+- ``Ops``: these and the few other operations of a Go formula as one namespace,
+  ``ONE`` over Python numbers (one node) and ``MANY`` over numpy arrays (one
+  element per node), so that a formula written once over ``Ops`` is both forms.
 
 The ``_vec`` forms are elementwise over int64 / float64 numpy arrays and agree
 with the scalar forms wherever the values fit int64.
@@ -15,8 +18,9 @@ with the scalar forms wherever the values fit int64.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -129,3 +133,52 @@ def go_round_vec(x: npt.NDArray[np.float64]) -> IntArray:
     t += d >= 0.5
     t -= d <= -0.5
     return t.astype(np.int64)
+
+
+Num = Any
+"""A value of a formula written over ``Ops``: a Python int / float / bool (``ONE``)
+or an int64 / float64 / bool numpy array (``MANY``). Operators (``+ - * // / == <
+& abs``) work on both; everything else goes through the namespace."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ops:
+    """Go int64 / float64 operations for one value (``ONE``) or elementwise (``MANY``).
+
+    ``where(c, a, b)`` evaluates both branches (guard divisions with safe divisors);
+    ``to_float`` is Go's ``float64(int64)``, ``trunc`` Go's ``int64(float64)``;
+    ``go_div`` / ``go_round`` as above; ``any`` is true if any element is."""
+
+    where: Callable[[Num, Num, Num], Num]
+    minimum: Callable[[Num, Num], Num]
+    maximum: Callable[[Num, Num], Num]
+    sqrt: Callable[[Num], Num]
+    to_float: Callable[[Num], Num]
+    trunc: Callable[[Num], Num]
+    go_div: Callable[[Num, Num], Num]
+    go_round: Callable[[Num], Num]
+    any: Callable[[Num], bool]
+
+
+ONE: Final = Ops(
+    where=lambda c, a, b: a if c else b,
+    minimum=min,
+    maximum=max,
+    sqrt=math.sqrt,
+    to_float=float,
+    trunc=int,
+    go_div=go_div,
+    go_round=go_round,
+    any=bool,
+)
+MANY: Final = Ops(
+    where=np.where,
+    minimum=np.minimum,
+    maximum=np.maximum,
+    sqrt=np.sqrt,
+    to_float=lambda a: a.astype(np.float64),
+    trunc=lambda a: a.astype(np.int64),
+    go_div=go_div_vec,
+    go_round=go_round_vec,
+    any=lambda a: bool(a.any()),
+)

@@ -6,10 +6,11 @@ returning the per-node result, so each table test also checks the two paths.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from kubesched.api.goformat import MANY, ONE, Num
 from kubesched.api.quantity import parse_resource_list
 from kubesched.api.types import Container, Node, Pod, PodSpec
 from kubesched.framework.cycle_state import CycleState
@@ -135,3 +136,21 @@ def req_pod(name: str, *containers: Res, node: str = "") -> Pod:
     """Upstream st.MakePod().Req(c1).Req(c2)...: one container per requests map
     (``Container()`` with no requests is ``{}``)."""
     return resource_pod(name, *containers, node=node)
+
+
+def one_and_many(formula: Callable[..., Num], *args: int | Sequence[int]) -> int:
+    """``formula(xp, *args)`` (a formula over ``Ops``) for one node (``ONE``, Python
+    ints) and as a one-element vector (``MANY``: each int, and each int of a list,
+    as an int64 array); asserts both agree and returns the first."""
+
+    def arrays(a: int | Sequence[int]) -> object:
+        if isinstance(a, int):
+            return np.array([a], dtype=np.int64)
+        return [np.array([x], dtype=np.int64) for x in a]
+
+    one = formula(ONE, *args)
+    many = formula(MANY, *(arrays(a) for a in args))
+    assert isinstance(one, int)
+    assert np.asarray(many).dtype == np.int64
+    assert np.asarray(many).tolist() == [one]
+    return one

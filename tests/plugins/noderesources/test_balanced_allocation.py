@@ -14,12 +14,14 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation
-from kubesched.plugins.noderesources.balanced_allocation import (
-    BalancedScorer,
-    balance_score,
-    balance_score_vector,
+from kubesched.plugins.noderesources.balanced_allocation import balanced_score
+from tests.plugins.noderesources.helpers import (
+    node_set,
+    node_with,
+    one_and_many,
+    resource_pod,
+    score_both,
 )
-from tests.plugins.noderesources.helpers import node_set, node_with, resource_pod, score_both
 
 GPU = "nvidia.com/gpu"
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -240,14 +242,10 @@ def test_invalid_args_are_rejected(resources: tuple[ResourceSpec, ...], message:
     ],
 )
 def test_balance_score(used: list[int], allocatable: list[int], want: int) -> None:
-    import numpy as np
-
-    assert balance_score(used, allocatable) == want
-    vec = balance_score_vector(
-        [np.array([u], dtype=np.int64) for u in used],
-        [np.array([a], dtype=np.int64) for a in allocatable],
-    )
-    assert vec.tolist() == [want]
+    """``want`` is the balance with ``used``; without it (nothing used) the balance
+    is 100, so the score is 50 + (50 + want - 100) / 2 (``want`` >= 50)."""
+    nothing = [0] * len(used)
+    assert one_and_many(balanced_score, used, nothing, allocatable) == 50 + (want - 50) // 2
 
 
 @pytest.mark.parametrize(
@@ -261,4 +259,4 @@ def test_balance_score(used: list[int], allocatable: list[int], want: int) -> No
     ],
 )
 def test_balanced_scorer_range(requested: list[int], allocated: list[int], want: int) -> None:
-    assert BalancedScorer().score(requested, allocated, [1, 1]) == want
+    assert one_and_many(balanced_score, requested, allocated, [1, 1]) == want

@@ -24,19 +24,13 @@ from kubesched.api.types import Node, Pod, PodSpec
 from kubesched.framework.config import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
-    ResourceSpec,
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.status import SUCCESS, Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
-from kubesched.plugins.noderesources.balanced_allocation import (
-    _balance_score_2,
-    _balance_score_n,
-)
-from kubesched.plugins.noderesources.resource_allocation import ResourceAllocation
 from kubesched.scheduler.cache import Cache
 from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
@@ -249,36 +243,3 @@ def test_table_free_matches_allocatable_minus_requested() -> None:
         world.apply(op, 1, 1, {"cpu": 500, "example.com/x": 2, "pods": 9})
         t = world.cache.table
         assert (t.free == t.allocatable - t.requested)[t.alive].all()
-
-
-AMOUNT = st.one_of(st.integers(0, 10), st.integers(0, 2**40))
-
-
-@settings(max_examples=scaled(300), deadline=None)
-@given(u0=AMOUNT, u1=AMOUNT, a0=AMOUNT, a1=AMOUNT)
-def test_two_resource_balance_matches_the_general_form(u0: int, u1: int, a0: int, a1: int) -> None:
-    assert _balance_score_2(u0, u1, a0, a1) == _balance_score_n((u0, u1), (a0, a1))
-
-
-@settings(max_examples=scaled(200), deadline=None)
-@given(
-    alloc=NODE_ALLOCATABLE,
-    spec=pod_specs(),
-    bound=st.lists(pod_specs(), max_size=3),
-    use_requested=st.booleans(),
-    pod_req=st.tuples(AMOUNT, AMOUNT),
-)
-def test_cpu_memory_amounts_match_the_general_loop(
-    alloc: dict[str, int],
-    spec: PodSpec,
-    bound: list[PodSpec],
-    use_requested: bool,
-    pod_req: tuple[int, int],
-) -> None:
-    info = NodeInfo(Node("n", allocatable=alloc))
-    for i, s in enumerate(bound):
-        info.add_pod(PodInfo(Pod(f"b{i}", spec=s, node_name="n")))
-    fast = ResourceAllocation((ResourceSpec("cpu", 1), ResourceSpec("memory", 1)), use_requested)
-    general = ResourceAllocation((ResourceSpec("cpu", 1), ResourceSpec("memory", 1)), use_requested)
-    general._cpu_memory = False
-    assert fast.node_amounts(info, pod_req) == general.node_amounts(info, pod_req)

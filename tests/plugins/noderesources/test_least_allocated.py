@@ -19,8 +19,9 @@ from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.least_allocated import least_requested_score
+from kubesched.plugins.noderesources.weighted_mean import WeightedMeanScorer
 from tests.fakes import FakeHandle
-from tests.plugins.noderesources.helpers import cap_node, req_pod, score_both
+from tests.plugins.noderesources.helpers import cap_node, one_and_many, req_pod, score_both
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 EXT = "abc.com/xyz"
@@ -259,4 +260,5 @@ def test_invalid_weights_are_rejected(resources: tuple[ResourceSpec, ...], field
     ],
 )
 def test_least_requested_score(requested: int, capacity: int, want: int) -> None:
-    assert least_requested_score(requested, capacity) == want
+    scorer = WeightedMeanScorer([1], least_requested_score)
+    assert one_and_many(scorer, [requested], [requested], [capacity]) == want

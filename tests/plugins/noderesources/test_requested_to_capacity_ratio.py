@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kubesched.api.goformat import go_round, go_round_vec
+from kubesched.api.goformat import MANY, go_round, go_round_vec
 from kubesched.api.types import Node, Pod
 from kubesched.framework.config import (
     REQUESTED_TO_CAPACITY_RATIO,
@@ -20,11 +20,16 @@ from kubesched.framework.config import (
 from kubesched.plugins.noderesources import Fit
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     FunctionShapePoint,
-    broken_linear_vector,
-    build_broken_linear_function,
+    broken_linear,
 )
 from tests.fakes import FakeHandle
-from tests.plugins.noderesources.helpers import cap_node, node_with, req_pod, score_both
+from tests.plugins.noderesources.helpers import (
+    cap_node,
+    node_with,
+    one_and_many,
+    req_pod,
+    score_both,
+)
 
 DEFAULT = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 SHAPE = (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
@@ -133,21 +138,19 @@ def test_broken_linear_function(
     points: list[tuple[int, int]], assertions: list[tuple[int, int]]
 ) -> None:
     shape = [FunctionShapePoint(u, s) for u, s in points]
-    f = build_broken_linear_function(shape)
-    got = [f(p) for p, _ in assertions]
+    got = [one_and_many(lambda xp, p: broken_linear(xp, shape, p), p) for p, _ in assertions]
     assert got == [want for _, want in assertions]
-    vec = broken_linear_vector(shape, np.array([p for p, _ in assertions], dtype=np.int64))
+    vec = broken_linear(MANY, shape, np.array([p for p, _ in assertions], dtype=np.int64))
     assert vec.tolist() == got
 
 
 def test_broken_linear_function_truncates_toward_zero_on_a_falling_segment() -> None:
     """Go's ``/`` truncates: 100 + (-100 * 33) / 100 = 100 - 33 (floor would give 66)."""
     shape = [FunctionShapePoint(0, 100), FunctionShapePoint(100, 0)]
-    assert build_broken_linear_function(shape)(33) == 67
+    assert one_and_many(lambda xp, p: broken_linear(xp, shape, p), 33) == 67
     shape2 = [FunctionShapePoint(0, 100), FunctionShapePoint(30, 0)]
     # 100 + (-100 * 7) / 30 = 100 - 23 (floor would be -24 -> 76)
-    assert build_broken_linear_function(shape2)(7) == 77
-    assert broken_linear_vector(shape2, np.array([7], dtype=np.int64)).tolist() == [77]
+    assert one_and_many(lambda xp, p: broken_linear(xp, shape2, p), 7) == 77
 
 
 @pytest.mark.parametrize(

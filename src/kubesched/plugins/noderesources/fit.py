@@ -15,13 +15,11 @@
   amounts. No NormalizeScore.
 - EventsToRegister: see :mod:`fit_hints`.
 
-Score has a vector form over the NodeTable that gives the same scores as the
-per-node form.
+Score's per-node and vector forms run the same formula (``Ops``: ``ONE`` / ``MANY``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 from kubesched.framework.config import (
@@ -46,8 +44,8 @@ from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import fit_hints
 from kubesched.plugins.noderesources.fit_plan import IgnoredResources, fit_plan
-from kubesched.plugins.noderesources.least_allocated import LeastAllocatedScorer
-from kubesched.plugins.noderesources.most_allocated import MostAllocatedScorer
+from kubesched.plugins.noderesources.least_allocated import least_requested_score
+from kubesched.plugins.noderesources.most_allocated import most_requested_score
 from kubesched.plugins.noderesources.requested_to_capacity_ratio import (
     RequestedToCapacityRatioScorer,
 )
@@ -55,9 +53,9 @@ from kubesched.plugins.noderesources.resource_allocation import (
     AllocationScores,
     ResourceAllocation,
     Scorer,
-    resources_not_found,
 )
 from kubesched.plugins.noderesources.validation import validate_fit_args
+from kubesched.plugins.noderesources.weighted_mean import WeightedMeanScorer
 
 NAME: Final = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
@@ -69,21 +67,13 @@ def _pre_filter_state_missing() -> Status:
     return error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
 
 
-@dataclass(frozen=True, slots=True)
-class _PreScoreState:
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> _PreScoreState:
-        return self
-
-
 def make_scorer(args: NodeResourcesFitArgs) -> Scorer:
     s = args.scoring_strategy
     weights = [r.weight for r in s.resources]
     if s.type == LEAST_ALLOCATED:
-        return LeastAllocatedScorer(weights)
+        return WeightedMeanScorer(weights, least_requested_score)
     if s.type == MOST_ALLOCATED:
-        return MostAllocatedScorer(weights)
+        return WeightedMeanScorer(weights, most_requested_score)
     if s.type == REQUESTED_TO_CAPACITY_RATIO:
         return RequestedToCapacityRatioScorer(weights, s.shape)
     raise ValueError(f"scoring strategy {s.type} is not supported")
@@ -109,12 +99,10 @@ class Fit:
         self.ignored = IgnoredResources(
             frozenset(args.ignored_resources), frozenset(args.ignored_resource_groups)
         )
-        self.allocation = ResourceAllocation(args.scoring_strategy.resources, use_requested=False)
-        self.scorer = make_scorer(args)
-        # Keys of this plugin's per-spec memo entries (values depend on the args).
+        allocation = ResourceAllocation(args.scoring_strategy.resources, use_requested=False)
+        self._scores = AllocationScores(allocation, make_scorer(args), PRE_SCORE_STATE_KEY)
         self._memo_plan = object()
-        self._memo_pre_score = object()
-        self._scores = AllocationScores(self.allocation, self.scorer)
+        """This plugin's key of its plan in a spec's memo (plans depend on the args)."""
         self._fit = ResourceFit()
 
     # -- ResourceFilterPlugin -------------------------------------------------
@@ -194,36 +182,16 @@ class Fit:
 
     # -- PreScore / Score -----------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
-        memo = pod.facts.memo
-        ps = memo.get(self._memo_pre_score)
-        if ps is None:
-            ps = _PreScoreState(self.allocation.pod_request_list(pod))
-            memo[self._memo_pre_score] = ps
-        state.write(PRE_SCORE_STATE_KEY, ps)
-        return SUCCESS
-
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if isinstance(s, _PreScoreState):
-            return s.pod_requests
-        return self.allocation.pod_request_list(pod)
+        return self._scores.pre_score(state, pod)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        if not self.allocation.resources:
-            return 0, resources_not_found()
-        return self._scores.node(node, self._pod_requests(state, pod)), SUCCESS
+        return self._scores.score(state, pod, node)
 
     def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
-        if not self.allocation.resources:
-            return None  # the per-node path reports the error
-        return self._scores.rows(nodes.table, nodes.rows, self._pod_requests(state, pod))
+        return self._scores.score_vector(state, pod, nodes)
 
     def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """Every slot's score (a node's score depends on its own amounts only)."""
-        if not self.allocation.resources:
-            return None
-        reqs = self._pod_requests(state, pod)
-        return self._scores.slots(table, reqs)
+        return self._scores.score_slots(state, pod, table)
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None

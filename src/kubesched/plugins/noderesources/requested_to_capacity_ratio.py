@@ -11,14 +11,11 @@ away from zero (Go ``math.Round``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
-import numpy as np
-
-from kubesched.api.goformat import go_div, go_div_vec, go_round, go_round_vec
+from kubesched.api.goformat import Num, Ops
 from kubesched.framework.config import UtilizationShapePoint
-from kubesched.framework.nodetable import IntArray
 from kubesched.framework.results import MAX_NODE_SCORE
 
 MAX_UTILIZATION: Final = 100
@@ -31,43 +28,21 @@ class FunctionShapePoint(NamedTuple):
     score: int
 
 
-def build_broken_linear_function(shape: Sequence[FunctionShapePoint]) -> Callable[[int], int]:
-    """f(p): ``shape[0].score`` below the first point, the last score above the last
+def broken_linear(xp: Ops, shape: Sequence[FunctionShapePoint], p: Num) -> Num:
+    """f(p): ``shape[0].score`` up to the first point, the last score above the last
     point, linear (Go truncating division) in between. ``shape`` must be non-empty
     with strictly increasing utilization."""
-    points = tuple(shape)
-
-    def f(p: int) -> int:
-        for i, pt in enumerate(points):
-            if p <= pt.utilization:
-                if i == 0:
-                    return points[0].score
-                prev = points[i - 1]
-                return prev.score + go_div(
-                    (pt.score - prev.score) * (p - prev.utilization),
-                    pt.utilization - prev.utilization,
-                )
-        return points[-1].score
-
-    return f
-
-
-def broken_linear_vector(shape: Sequence[FunctionShapePoint], p: IntArray) -> IntArray:
-    """:func:`build_broken_linear_function` applied elementwise."""
-    points = tuple(shape)
-    out = np.full(p.shape, points[-1].score, dtype=np.int64)
-    done = np.zeros(p.shape, dtype=np.bool_)
-    for i, pt in enumerate(points):
-        sel = ~done & (p <= pt.utilization)
-        if i == 0:
-            out = np.where(sel, points[0].score, out)
-        else:
-            prev = points[i - 1]
-            val = prev.score + go_div_vec(
+    out = shape[-1].score
+    # From the last point back, so that the first point with p <= utilization wins.
+    for i in range(len(shape) - 1, -1, -1):
+        pt = shape[i]
+        val = pt.score
+        if i > 0:
+            prev = shape[i - 1]
+            val = prev.score + xp.go_div(
                 (pt.score - prev.score) * (p - prev.utilization), pt.utilization - prev.utilization
             )
-            out = np.where(sel, val, out)
-        done |= sel
+        out = xp.where(p <= pt.utilization, val, out)
     return out
 
 
@@ -80,51 +55,29 @@ def scaled_shape(shape: Sequence[UtilizationShapePoint]) -> tuple[FunctionShapeP
 class RequestedToCapacityRatioScorer:
     """Scorer for ``RequestedToCapacityRatio``; ``weights`` in configuration order."""
 
-    __slots__ = ("_f", "shape", "weights")
+    __slots__ = ("shape", "weights")
 
     def __init__(self, weights: Sequence[int], shape: Sequence[UtilizationShapePoint]) -> None:
         self.weights = tuple(weights)
         self.shape = scaled_shape(shape)
-        self._f = build_broken_linear_function(self.shape)
 
-    def resource_score(self, requested: int, capacity: int) -> int:
-        if capacity == 0 or requested > capacity:
-            return self._f(MAX_UTILIZATION)
-        return self._f(requested * MAX_UTILIZATION // capacity)
-
-    def score(
-        self, requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
-    ) -> int:
-        node_score = weight_sum = 0
-        for req, alloc, w in zip(requested, allocatable, self.weights, strict=True):
-            if alloc == 0:
-                continue
-            s = self.resource_score(req, alloc)
-            if s > 0:
-                node_score += s * w
-                weight_sum += w
-        if weight_sum == 0:
-            return 0
-        return go_round(float(node_score) / float(weight_sum))
-
-    def score_vector(
+    def __call__(
         self,
-        requested: Sequence[IntArray],
-        allocated: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-    ) -> IntArray:
-        n = len(requested[0]) if requested else 0
-        node_score = np.zeros(n, dtype=np.int64)
-        weight_sum = np.zeros(n, dtype=np.int64)
+        xp: Ops,
+        requested: Sequence[Num],
+        allocated: Sequence[Num],
+        allocatable: Sequence[Num],
+    ) -> Num:
+        node_score: Num = 0
+        weight_sum: Num = 0
         for req, alloc, w in zip(requested, allocatable, self.weights, strict=True):
             has = alloc != 0
-            over = req > alloc
-            safe = np.where(has, alloc, 1)
-            util = np.where(over, MAX_UTILIZATION, (req * MAX_UTILIZATION) // safe)
-            s = broken_linear_vector(self.shape, util)
-            take = has & (s > 0)
-            node_score += np.where(take, s * w, 0)
-            weight_sum += np.where(take, w, 0)
-        safe = np.maximum(weight_sum, 1).astype(np.float64)
-        rounded = go_round_vec(node_score.astype(np.float64) / safe)
-        return np.where(weight_sum == 0, 0, rounded)
+            util = xp.where(
+                req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // (alloc + (alloc == 0))
+            )
+            s = broken_linear(xp, self.shape, util)
+            take = has & (s > 0)  # resources scoring 0 are left out
+            node_score = node_score + s * w * take
+            weight_sum = weight_sum + w * take
+        # No resource taking part: node_score is 0, and so is the score.
+        return xp.go_round(xp.to_float(node_score) / xp.to_float(xp.maximum(weight_sum, 1)))

@@ -1,6 +1,7 @@
-"""The amounts a resource-allocation scorer looks at (upstream resource_allocation.go).
+"""The amounts a resource-allocation scorer looks at (upstream resource_allocation.go),
+and the PreScore and Score shared by NodeResourcesFit's scoring strategies and
+NodeResourcesBalancedAllocation (``AllocationScores``).
 
-Shared by NodeResourcesFit's scoring strategies and NodeResourcesBalancedAllocation.
 For every configured resource (in configuration order) a node contributes three
 amounts: ``allocatable``, ``requested`` (what is already requested on the node
 *plus* the incoming pod) and ``allocated`` (without the pod). A resource whose
@@ -25,59 +26,33 @@ filled in per container when the scorer does not ``use_requested``.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple, Protocol
+from typing import Final, Protocol
 
 import numpy as np
 
+from kubesched.api.goformat import MANY, ONE, Num, Ops
 from kubesched.api.resources import NON_ZERO_DEFAULTS, is_scalar_resource_name, pod_requests
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, PodSpec
 from kubesched.framework.config import ResourceSpec
-from kubesched.framework.nodetable import COL_CPU, COL_EPHEMERAL, COL_MEMORY, IntArray, NodeTable
+from kubesched.framework.cycle_state import CycleState
+from kubesched.framework.interfaces import NodeSet
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.scoring import RowScoreCache
-from kubesched.framework.status import Status, error
+from kubesched.framework.status import SKIP, SUCCESS, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 
 ERR_RESOURCES_NOT_FOUND: Final = "resources not found"
 """Score's error when no resource is configured (upstream wording)."""
 
-# How a configured resource is read.
-KIND_CPU: Final = 0
-KIND_MEMORY: Final = 1
-KIND_EPHEMERAL: Final = 2
-KIND_SCALAR: Final = 3
-KIND_NONE: Final = 4
+NON_ZERO_COLUMNS: Final = {CPU: 0, MEMORY: 1}
+"""The columns of ``NodeTable.non_zero``."""
 
-
-def resource_kind(name: str) -> int:
-    if name == CPU:
-        return KIND_CPU
-    if name == MEMORY:
-        return KIND_MEMORY
-    if name == EPHEMERAL_STORAGE:
-        return KIND_EPHEMERAL
-    if is_scalar_resource_name(name):
-        return KIND_SCALAR
-    return KIND_NONE
-
-
-class Scorer(Protocol):
-    """One scoring function over the per-resource amounts of a node.
-
-    ``score`` is the exact (Python int) form, ``score_vector`` the same function
-    over many nodes (each argument holds one int64 array per resource)."""
-
-    def score(
-        self, requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
-    ) -> int: ...
-
-    def score_vector(
-        self,
-        requested: Sequence[IntArray],
-        allocated: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-    ) -> IntArray: ...
+Scorer = Callable[[Ops, Sequence[Num], Sequence[Num], Sequence[Num]], Num]
+"""A scoring strategy: ``scorer(xp, requested, allocated, allocatable)`` (one value
+per configured resource, see ``ResourceAllocation.amounts``) -> the score(s), written
+once over ``xp`` (``ONE``: one node, ``MANY``: many nodes at once)."""
 
 
 _NON_ZERO_CACHE: weakref.WeakKeyDictionary[PodSpec, dict[str, int]] = weakref.WeakKeyDictionary()
@@ -94,37 +69,56 @@ def _non_zero_requests(spec: PodSpec) -> dict[str, int]:
     return reqs
 
 
-class Amounts(NamedTuple):
-    """Per-resource amounts of one node, in configuration order (a NamedTuple: the
-    exact path builds one per node and score, so construction must be cheap)."""
+Amounts = tuple[list[Num], list[Num], list[Num]]
+"""``(requested, allocated, allocatable)``: one value per configured resource."""
 
-    requested: tuple[int, ...]
-    allocated: tuple[int, ...]
-    allocatable: tuple[int, ...]
+ABSENT: Final = ""
+"""A name no resource has: reading it gives 0 (a resource that does not take part)."""
 
 
-@dataclass(frozen=True, slots=True)
-class VectorAmounts:
-    """Per-resource amounts of many nodes: one int64 array per resource."""
+class Source(Protocol):
+    """Amounts by resource name: a ``Resource`` (one node) or ``Columns`` (rows)."""
 
-    requested: list[IntArray]
-    allocated: list[IntArray]
-    allocatable: list[IntArray]
+    def get(self, name: str) -> Num: ...
+
+
+class Columns:
+    """Named columns of a matrix (``get``, as ``Resource.get``): one element per row,
+    zeros for a name without a column."""
+
+    __slots__ = ("index", "matrix", "zeros")
+
+    def __init__(self, matrix: IntArray, index: Mapping[str, int]) -> None:
+        self.matrix = matrix
+        self.index = index
+        self.zeros = np.zeros(len(matrix), dtype=np.int64)
+
+    def get(self, name: str) -> IntArray:
+        col = self.index.get(name)
+        return self.zeros if col is None else self.matrix[:, col]
 
 
 class ResourceAllocation:
     """Reads the configured resources of the pod and of nodes for one scorer."""
 
-    __slots__ = ("_cpu_memory", "_kinds", "names", "resources", "use_requested", "weights")
+    __slots__ = ("_reads", "names", "resources", "use_requested")
 
     def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool) -> None:
         self.resources = tuple(resources)
         self.names = tuple(r.name for r in self.resources)
-        self.weights = tuple(r.weight for r in self.resources)
         self.use_requested = use_requested
-        self._kinds = tuple(resource_kind(n) for n in self.names)
-        self._cpu_memory = self._kinds == (KIND_CPU, KIND_MEMORY)
-        """The default configuration: ``node_amounts`` takes a straight path."""
+        self._reads = tuple(
+            (
+                n
+                if n in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource_name(n)
+                else ABSENT,
+                is_scalar_resource_name(n),
+                n in (CPU, MEMORY) and not use_requested,
+            )
+            for n in self.names
+        )
+        """Per resource: the name to read (ABSENT: it never takes part), whether it is
+        a scalar resource, whether its non-zero requested amount is read."""
 
     # ------------------------------------------------------------------ the pod
     def pod_request_list(self, pi: PodInfo) -> tuple[int, ...]:
@@ -133,130 +127,145 @@ class ResourceAllocation:
         reqs = pi.requests if self.use_requested else _non_zero_requests(pi.pod.spec)
         return tuple(reqs.get(n, 0) for n in self.names)
 
-    @staticmethod
-    def is_best_effort(pod_requests_list: Sequence[int]) -> bool:
-        return all(r == 0 for r in pod_requests_list)
+    # ------------------------------------------------------------------ the nodes
+    def amounts(
+        self, allocatable: Source, requested: Source, non_zero: Source, pod_req: Sequence[int]
+    ) -> Amounts:
+        """The amounts of the node(s) whose allocatable, requested and non-zero
+        requested amounts are given (upstream score()): per configured resource,
+        ``requested`` (with the pod), ``allocated`` (without) and ``allocatable``;
+        all three 0 where the resource does not take part."""
+        with_pod: list[Num] = []
+        without_pod: list[Num] = []
+        alloc: list[Num] = []
+        for (name, scalar, nz), pr in zip(self._reads, pod_req, strict=True):
+            if scalar and pr == 0:
+                name = ABSENT  # scalar resources take part when the pod requests them
+            a = allocatable.get(name)
+            used = (non_zero if nz else requested).get(name)
+            has = a != 0  # only resources the node has take part
+            with_pod.append((used + pr) * has)
+            without_pod.append(used * has)
+            alloc.append(a)
+        return with_pod, without_pod, alloc
 
-    # ------------------------------------------------------------------ one node
     def node_amounts(self, node: NodeInfo, pod_req: Sequence[int]) -> Amounts:
-        """Exact path: the amounts of one node (upstream score())."""
-        base = node.requested if self.use_requested else node.non_zero_requested
-        alloc_r = node.allocatable
-        if self._cpu_memory:
-            # The loop below for (cpu, memory), unrolled: it runs for every changed
-            # node of every cycle (RowScoreCache), so it is worth the duplication.
-            a0, a1 = alloc_r.milli_cpu, alloc_r.memory
-            u0, u1 = base.milli_cpu, base.memory
-            p0, p1 = pod_req
-            if a0 == 0:
-                u0 = p0 = 0
-            if a1 == 0:
-                u1 = p1 = 0
-            return Amounts((u0 + p0, u1 + p1), (u0, u1), (a0, a1))
-        requested: list[int] = []
-        allocated: list[int] = []
-        allocatable: list[int] = []
-        for name, kind, pr in zip(self.names, self._kinds, pod_req, strict=True):
-            if kind == KIND_CPU:
-                a, used = alloc_r.milli_cpu, base.milli_cpu
-            elif kind == KIND_MEMORY:
-                a, used = alloc_r.memory, base.memory
-            elif kind == KIND_EPHEMERAL:
-                a, used = alloc_r.ephemeral_storage, node.requested.ephemeral_storage
-            elif kind == KIND_SCALAR and pr != 0 and name in alloc_r.scalar:
-                a, used = alloc_r.scalar[name], node.requested.scalar.get(name, 0)
-            else:
-                a = used = 0
-            if a == 0:
-                # Only resources the node has take part.
-                used = pr = 0
-            requested.append(used + pr)
-            allocated.append(used)
-            allocatable.append(a)
-        return Amounts(tuple(requested), tuple(allocated), tuple(allocatable))
+        """``amounts`` of one NodeInfo (Python ints)."""
+        return self.amounts(node.allocatable, node.requested, node.non_zero_requested, pod_req)
 
-    # ------------------------------------------------------------------ many nodes
-    def table_amounts(
-        self,
-        alloc: IntArray,
-        req: IntArray,
-        non_zero: IntArray,
-        res_index: dict[str, int],
-        pod_req: Sequence[int],
-    ) -> VectorAmounts:
-        """Vector path: the amounts of the rows whose ``allocatable`` /
-        ``requested`` / ``non_zero`` matrices are given (already row-selected)."""
-        n = alloc.shape[0]
-        zeros = np.zeros(n, dtype=np.int64)
-        requested: list[IntArray] = []
-        allocated: list[IntArray] = []
-        allocatable: list[IntArray] = []
-        for name, kind, pr in zip(self.names, self._kinds, pod_req, strict=True):
-            if kind == KIND_CPU:
-                a = alloc[:, COL_CPU]
-                used = req[:, COL_CPU] if self.use_requested else non_zero[:, 0]
-            elif kind == KIND_MEMORY:
-                a = alloc[:, COL_MEMORY]
-                used = req[:, COL_MEMORY] if self.use_requested else non_zero[:, 1]
-            elif kind == KIND_EPHEMERAL:
-                a = alloc[:, COL_EPHEMERAL]
-                used = req[:, COL_EPHEMERAL]
-            elif kind == KIND_SCALAR and pr != 0 and (col := res_index.get(name)) is not None:
-                a = alloc[:, col]
-                used = req[:, col]
-            else:
-                requested.append(zeros)
-                allocated.append(zeros)
-                allocatable.append(zeros)
-                continue
-            has = a != 0
-            allocatable.append(np.where(has, a, 0))
-            allocated.append(np.where(has, used, 0))
-            requested.append(np.where(has, used + pr, 0))
-        return VectorAmounts(requested, allocated, allocatable)
+    def rows_amounts(self, t: NodeTable, rows: IntArray, pod_req: Sequence[int]) -> Amounts:
+        """``amounts`` of table rows (int64 arrays, one element per row)."""
+        return self.amounts(
+            Columns(t.allocatable[rows], t.res_index),
+            Columns(t.requested[rows], t.res_index),
+            Columns(t.non_zero[rows], NON_ZERO_COLUMNS),
+            pod_req,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
 
 
 class AllocationScores:
-    """A ``Scorer`` applied through ``ResourceAllocation``'s amounts: one node at a
-    time (the exact path) or many table rows at once through a per-row cache
-    (``RowScoreCache``: scores depend only on a row's amounts and the pod's
-    ``reqs``). One per plugin object, since scores depend on the plugin's args."""
+    """PreScore and Score of a plugin scoring with ``scorer`` over ``allocation``'s
+    amounts (NodeResourcesFit's strategies, BalancedAllocation); one per plugin
+    object, since scores depend on the plugin's args.
 
-    __slots__ = ("allocation", "cache", "scorer")
+    PreScore keeps the pod's amounts in the cycle state under ``state_key`` (Score
+    computes them when PreScore did not run). Score: Error "resources not found"
+    when no resource is configured; with ``skip_best_effort`` a pod requesting
+    none of the resources is skipped at PreScore and scores 0 (BalancedAllocation,
+    so that best-effort pods do not all pile onto one node: upstream issue #129138).
+    One node is scored with ``ONE``, many table rows at once with ``MANY`` through a
+    per-row cache (``RowScoreCache``: scores depend only on a row's amounts and
+    the pod's)."""
 
-    def __init__(self, allocation: ResourceAllocation, scorer: Scorer) -> None:
+    __slots__ = ("_memo", "allocation", "cache", "scorer", "skip_best_effort", "state_key")
+
+    def __init__(
+        self,
+        allocation: ResourceAllocation,
+        scorer: Scorer,
+        state_key: str,
+        skip_best_effort: bool = False,
+    ) -> None:
         self.allocation = allocation
         self.scorer = scorer
+        self.state_key = state_key
+        self.skip_best_effort = skip_best_effort
         self.cache = RowScoreCache()
+        self._memo = object()
+        """This object's key in a spec's memo (its PreScore state or SKIP)."""
 
-    def node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
-        """The exact per-node score."""
-        a = self.allocation.node_amounts(node, reqs)
-        return self.scorer.score(a.requested, a.allocated, a.allocatable)
+    def _skips(self, reqs: Sequence[int]) -> bool:
+        return self.skip_best_effort and all(r == 0 for r in reqs)
 
-    def rows(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        """The scores of ``rows`` (a new array), from the cache where it can."""
-        return self.cache.scores(
-            t, reqs, rows, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
-        )
+    def pre_score(self, state: CycleState, pod: PodInfo) -> Status:
+        """Success, or Skip for a skipped pod."""
+        memo = pod.facts.memo
+        ps = memo.get(self._memo)
+        if ps is None:
+            reqs = self.allocation.pod_request_list(pod)
+            ps = SKIP if self._skips(reqs) else _PreScoreState(reqs)
+            memo[self._memo] = ps
+        if not isinstance(ps, _PreScoreState):
+            return SKIP
+        state.write(self.state_key, ps)
+        return SUCCESS
 
-    def slots(self, t: NodeTable, reqs: tuple[int, ...]) -> IntArray | None:
-        """Every slot's score (``RowScoreCache.slots``)."""
-        return self.cache.slots(
-            t, reqs, lambda r: self._vector(t, r, reqs), lambda r: self._one(t, r, reqs)
-        )
+    def _requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        """The pod's amounts; None for a skipped pod (it scores 0)."""
+        s = state.get(self.state_key)
+        if isinstance(s, _PreScoreState):
+            return s.pod_requests
+        reqs = self.allocation.pod_request_list(pod)
+        return None if self._skips(reqs) else reqs
 
-    def _vector(self, t: NodeTable, rows: IntArray, reqs: tuple[int, ...]) -> IntArray:
-        a = self.allocation.table_amounts(
-            t.allocatable[rows], t.requested[rows], t.non_zero[rows], t.res_index, reqs
-        )
-        return self.scorer.score_vector(a.requested, a.allocated, a.allocatable)
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        if not self.allocation.resources:
+            return 0, error(ERR_RESOURCES_NOT_FOUND)
+        reqs = self._requests(state, pod)
+        return (0 if reqs is None else self._one_node(node, reqs)), SUCCESS
 
-    def _one(self, t: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
-        info = t.infos[row]
-        assert info is not None
-        return self.node(info, reqs)
+    def score_vector(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> IntArray | None:
+        """The scores of ``nodes`` (a new array), from the cache where it can."""
+        if not self.allocation.resources:
+            return None  # the per-node path reports the error
+        reqs = self._requests(state, pod)
+        if reqs is None:
+            return np.zeros(len(nodes), dtype=np.int64)
+        t = nodes.table
+        return self.cache.scores(t, reqs, nodes.rows, *self._forms(t, reqs))
 
+    def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
+        """Every slot's score (``RowScoreCache.slots``: a node's score depends on its
+        own amounts only)."""
+        if not self.allocation.resources:
+            return None
+        reqs = self._requests(state, pod)
+        return None if reqs is None else self.cache.slots(table, reqs, *self._forms(table, reqs))
 
-def resources_not_found() -> Status:
-    return error(ERR_RESOURCES_NOT_FOUND)
+    def _one_node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
+        score: int = self.scorer(ONE, *self.allocation.node_amounts(node, reqs))
+        return score
+
+    def _forms(
+        self, t: NodeTable, reqs: tuple[int, ...]
+    ) -> tuple[Callable[[IntArray], IntArray], Callable[[int], int]]:
+        """``RowScoreCache``'s ``vector`` (rows) and ``one`` (a live row) functions."""
+
+        def vector(rows: IntArray) -> IntArray:
+            out: IntArray = self.scorer(MANY, *self.allocation.rows_amounts(t, rows, reqs))
+            return out
+
+        def one(row: int) -> int:
+            info = t.infos[row]
+            assert info is not None
+            return self._one_node(info, reqs)
+
+        return vector, one
