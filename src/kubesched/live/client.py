@@ -41,10 +41,15 @@ Raw = dict[str, Any]
 class ClusterError(Exception):
     """The API server could not be reached or refused a request (see the module docstring)."""
 
-    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+    def __init__(
+        self, message: str, status: int = 0, reason: str = "", server_message: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        """The Status ``reason`` (``NotFound``, ``Conflict``, ...), if the server sent one."""
+        self.server_message = server_message or message
+        """The Status ``message`` alone (what client-go's error says)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,29 +130,49 @@ class KubeClient:
 
     def get(self, path: str, query: list[tuple[str, str]] | None = None, what: str = "") -> Raw:
         """GET ``path`` and return the decoded JSON object."""
+        return self.request("GET", path, query=query, what=what)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Raw | None = None,
+        content_type: str = "application/json",
+        what: str = "",
+    ) -> Raw:
+        """One request with a JSON ``body`` (if any); the decoded JSON object the
+        server answered. ``what`` names the request in errors (default: method
+        and path)."""
         api = self._api
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
         try:
-            method, url, headers, _, _ = api.param_serialize(
-                "GET",
+            method, url, headers, payload, _ = api.param_serialize(
+                method,
                 path,
                 query_params=query or [],
-                header_params={"Accept": "application/json"},
+                header_params=headers,
+                body=body,
                 auth_settings=["BearerToken"],
             )
             response = api.call_api(
-                method, url, header_params=headers, _request_timeout=REQUEST_TIMEOUT
+                method, url, header_params=headers, body=payload, _request_timeout=REQUEST_TIMEOUT
             )
             data = response.read()
         except Exception as err:  # urllib3's connection errors and the like
             raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
+        what = what or f"{method} {path}"
         if not 200 <= response.status < 300:
-            raise _api_error(what or f"GET {path}", response.status, response.reason, data)
+            raise _api_error(what, response.status, response.reason, data)
         try:
             value = json.loads(data)
         except ValueError as err:
-            raise ClusterError(f"{what or path}: the server answered no JSON: {err}") from None
+            raise ClusterError(f"{what}: the server answered no JSON: {err}") from None
         if not isinstance(value, dict):
-            raise ClusterError(f"{what or path}: the server answered no JSON object")
+            raise ClusterError(f"{what}: the server answered no JSON object")
         return value
 
     def list(self, resource: Resource, page: int = DEFAULT_PAGE) -> tuple[list[Raw], str]:
@@ -183,7 +208,7 @@ def _api_error(what: str, status: int, http_reason: str | None, data: bytes) -> 
         pass
     text = message or http_reason or f"HTTP {status}"
     label = reason.lower() if reason else f"HTTP {status}"
-    return ClusterError(f"{what}: {label}: {text}", status=status, reason=reason)
+    return ClusterError(f"{what}: {label}: {text}", status, reason, text)
 
 
 def _reason(err: Exception) -> str:
