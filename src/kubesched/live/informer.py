@@ -1,10 +1,11 @@
 """Informers: one collection of the API server mirrored in memory, as client-go's
 reflector and shared informer keep it.
 
-``Informer(client, resource, handler)`` lists the collection (page by page),
-then watches it from the list's resourceVersion, and keeps ``store`` (the cache:
-the latest object per ``namespace/name`` key, ``name`` for cluster-scoped
-kinds). Every change reaches the handler, in the order the server sent it, on
+``Informer(client, resource, handler)`` lists the collection (page by page, a
+consistent read: ``resourceVersion`` unset, where the reflector's first list
+reads the watch cache), then watches it from the list's resourceVersion, and
+keeps a store (the cache, ``get``/``items``/``keys``: the latest object per
+``namespace/name`` key, ``name`` for cluster-scoped kinds). Every change reaches the handler, in the order the server sent it, on
 the informer's one thread:
 
 - a watch event: ADDED of a new key is ``on_add(obj, False)``, ADDED/MODIFIED of
@@ -40,7 +41,8 @@ a backoff. The clock and the random source are injected (``Clock``, a
 ``random.Random``), so tests run the schedule instantly and exactly. Handlers get
 the raw dicts (conversion is the handler's business); an exception in a
 handler is logged and does not stop the informer. ``stop()`` ends the thread
-promptly: it closes the open watch and interrupts any backoff.
+promptly: it closes the open watch and interrupts any backoff (a list in
+progress is not interrupted: it ends within the client's request timeout).
 """
 
 from __future__ import annotations
