@@ -34,7 +34,8 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -104,8 +105,48 @@ def _library() -> Any:
     return kubernetes
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
-    """A client configured as kubectl would be (see the module docstring)."""
+class TokenBucket:
+    """client-go's default rate limiter (``clientConnection.qps`` / ``burst``):
+    ``burst`` requests at once, then ``qps`` per second; ``qps <= 0`` never waits."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.qps = qps
+        self.burst = max(burst, 1)
+        self._tokens = float(self.burst)
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """Wait for a token; the seconds waited."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if wait:
+            self._sleep(wait)
+        return wait
+
+
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    qps: float = 0.0,
+    burst: int = 0,
+) -> KubeClient:
+    """A client configured as kubectl would be (see the module docstring), its
+    requests limited to ``qps`` per second after a ``burst`` (0: no limit)."""
     k8s = _library()
     cfg = k8s.client.Configuration()
     default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
@@ -128,7 +169,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeCl
     except (k8s.config.ConfigException, OSError, ValueError) as err:
         raise ClusterError(f"kubeconfig {kubeconfig or default}: {_one_line(err)}") from None
     client = k8s.client.ApiClient(cfg)
-    return KubeClient(client, host=cfg.host, source=where)
+    return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
 
 
 def _any_exists(paths: str) -> bool:
@@ -142,8 +183,11 @@ def _one_line(err: object) -> str:
 class KubeClient:
     """Raw-dict requests over one configured ``kubernetes.client.ApiClient``."""
 
-    def __init__(self, api_client: Any, host: str, source: str = "") -> None:
+    def __init__(
+        self, api_client: Any, host: str, source: str = "", limiter: TokenBucket | None = None
+    ) -> None:
         self._api = api_client
+        self._limiter = limiter or TokenBucket(0.0, 0)
         self.host = host
         """The server's URL."""
         self.source = source
@@ -161,6 +205,7 @@ class KubeClient:
         """One request; the library's response, its body not read yet (v37's rest
         layer always asks urllib3 for ``preload_content=False``)."""
         api = self._api
+        self._limiter.take()
         headers = {"Accept": "application/json"}
         if body is not None:
             headers["Content-Type"] = content_type

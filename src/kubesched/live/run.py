@@ -1,11 +1,13 @@
 """kubesched as a second scheduler of a live cluster: the wiring.
 
-``LiveScheduler`` puts a ``LiveCluster`` (the informers' caches and the live
+``LiveScheduler`` puts a ``LiveCluster`` (the typed caches and the live
 ``Backend``), a ``LiveWriter`` (the API calls and events) and a ``Scheduler``
-(the same core and plugins as the simulator) together; ``run`` hands them to
+(the same core and plugins as the simulator) together. ``start_informers``
+starts one ``Informer`` per kind the scheduler reads (``INFORMED``) feeding the
+cluster and waits until each has delivered its first list (as kube-scheduler
+waits for its caches to sync); ``run`` hands everything to
 ``kubesched.driver.loop.drive`` on wall-clock time until ``stop()`` (SIGTERM, a
-lost lease) or ``until``. Who feeds the cluster's notifications (informers) and
-who calls ``stop`` is the caller's business.
+lost lease) or ``until``. Tests may feed the cluster themselves instead.
 
 The scheduler takes only the pods whose ``spec.schedulerName`` names one of its
 profiles (``Scheduler.responsible_for``); every other pod is still cached (it
@@ -14,8 +16,13 @@ uses resources, it may be a preemption victim).
 
 from __future__ import annotations
 
+import logging
 import random
+import signal
 import socket
+import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
@@ -23,18 +30,59 @@ from typing import Final
 from kubesched.api.types import Time
 from kubesched.driver.loop import RunStats, drive
 from kubesched.framework.config import SchedulerConfig
-from kubesched.live.client import KubeClient
-from kubesched.live.cluster import LiveCluster, wall_clock
+from kubesched.live.client import KubeClient, Raw, Resource
+from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
+from kubesched.live.informer import Informer
+from kubesched.live.leader import LeaderElector, LeaseConfig
+from kubesched.live.snapshot import SNAPSHOT_KINDS
 from kubesched.live.writer import LiveWriter
 from kubesched.scheduler.config import API_VERSION, KIND, parse_config
 from kubesched.scheduler.metrics import Metrics
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.scheduler.scheduler import Scheduler
 
+log = logging.getLogger(__name__)
+
 LIVE_SCHEDULER_NAME: Final = "kubesched"
 """The profile name of live mode's default configuration."""
 
 FOREVER: Final = 100 * 365 * 24 * 3600 * 1_000_000_000
+
+INFORMED: Final[tuple[Resource, ...]] = tuple(
+    r
+    for r in SNAPSHOT_KINDS
+    if r.kind
+    in (
+        "Namespace",
+        "StorageClass",
+        "CSINode",
+        "PersistentVolume",
+        "PersistentVolumeClaim",
+        "Node",
+        "PodDisruptionBudget",
+        "Pod",
+    )
+)
+"""The kinds the scheduler reads (its informers upstream)."""
+
+
+class _Feed:
+    """An informer's handler: every change becomes one notification of the cluster."""
+
+    __slots__ = ("cluster", "kind")
+
+    def __init__(self, cluster: LiveCluster, kind: str) -> None:
+        self.cluster = cluster
+        self.kind = kind
+
+    def on_add(self, obj: Raw, initial: bool) -> None:
+        self.cluster.notify(self.kind, ADDED, obj)
+
+    def on_update(self, old: Raw, new: Raw) -> None:
+        self.cluster.notify(self.kind, MODIFIED, new)
+
+    def on_delete(self, obj: Raw, final_state_unknown: bool) -> None:
+        self.cluster.notify(self.kind, DELETED, obj)
 
 
 def live_default_config() -> SchedulerConfig:
@@ -72,6 +120,7 @@ class LiveScheduler:
     scheduler: Scheduler = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     stats: RunStats = field(default_factory=RunStats)
+    informers: list[Informer] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.cluster = LiveCluster(self.clock)
@@ -90,6 +139,27 @@ class LiveScheduler:
         self.cluster.watchers.append(self.scheduler)
         self.cluster.object_watchers.append(self.scheduler)
 
+    def start_informers(self, timeout: float = 60.0) -> bool:
+        """Start the informers and wait until every one has listed (False: some
+        did not within ``timeout`` seconds, or ``stop()`` came first)."""
+        rng = random.Random(self.seed)
+        for res in INFORMED:
+            informer = Informer(
+                self.client, res, _Feed(self.cluster, res.kind), rng=random.Random(rng.random())
+            )
+            self.informers.append(informer.start())
+        deadline = time.monotonic() + timeout
+        for informer in self.informers:
+            left = deadline - time.monotonic()
+            if self.cluster.stopping or not informer.wait_for_sync(max(left, 0.0)):
+                return False
+        return True
+
+    def stop_informers(self) -> None:
+        for informer in self.informers:
+            informer.stop()
+        self.informers.clear()
+
     def run(self, until: Time | None = None) -> RunStats:
         """Schedule until ``stop()`` or the wall clock reaches ``until``."""
         return drive(
@@ -104,3 +174,81 @@ class LiveScheduler:
     def stop(self) -> None:
         """End ``run`` at its next step (any thread)."""
         self.cluster.stop()
+
+
+class LiveRun:
+    """``kubesched run``: leader election, informers, scheduling, clean shutdown.
+
+    ``run(duration)`` returns "" after a clean stop (SIGTERM/SIGINT, or
+    ``duration`` seconds), else why it ended: the lease was lost, or the caches
+    did not sync. Signals are handled only on the main thread."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        config: SchedulerConfig,
+        lease: LeaseConfig | None,
+        seed: int | None,
+    ) -> None:
+        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        self.scheduler = LiveScheduler(client, config, seed=seed, identity=socket.gethostname())
+        self.elector = LeaderElector(client, identity, lease) if lease is not None else None
+        self._leading = threading.Event()
+        self._lost = False
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Stop scheduling and give the lease up (any thread, signal handlers)."""
+        self._stopped = True
+        self.scheduler.stop()
+        if self.elector is not None:
+            self.elector.stop()
+        self._leading.set()
+
+    def _on_stopped_leading(self) -> None:
+        if not self._stopped:
+            self._lost = True
+        self.scheduler.stop()
+        self._leading.set()
+
+    def run(self, duration: float | None = None) -> str:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: self.stop())
+        until = None if duration is None else time.time_ns() + int(duration * 1e9)
+        if until is not None:
+            timer = threading.Timer(duration or 0.0, self.stop)
+            timer.daemon = True
+            timer.start()
+        thread = None
+        if self.elector is not None:
+            thread = threading.Thread(
+                target=self.elector.run,
+                args=(self._leading.set, self._on_stopped_leading),
+                name="leader-election",
+                daemon=True,
+            )
+            thread.start()
+            log.info(
+                "waiting for lease %s/%s", self.elector.config.namespace, self.elector.config.name
+            )
+            self._leading.wait()
+        ls = self.scheduler
+        try:
+            if self._stopped or self._lost:
+                return ""
+            if not ls.start_informers():
+                return "" if self._stopped else "caches did not sync"
+            log.info("scheduling as %s", ", ".join(p.scheduler_name for p in ls.config.profiles))
+            ls.run(until)
+        finally:
+            ls.stop_informers()
+            if self.elector is not None:
+                self.elector.stop()
+            if thread is not None:
+                thread.join(10)
+        if self._lost and self.elector is not None:
+            c = self.elector.config
+            return f"lost the lease {c.namespace}/{c.name}"
+        log.info("stopped after %d scheduling cycles", ls.stats.cycles)
+        return ""
