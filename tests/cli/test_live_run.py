@@ -22,6 +22,7 @@ from tests.live.cluster_state import node, pod
 pytest.importorskip("kubernetes")
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+NO_STATUS = ("--status-address", "127.0.0.1:0")
 
 
 def ours(p: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +73,7 @@ def test_binds_its_pods_and_stops_on_sigterm(tmp_path: Path) -> None:
     with server() as api:
         api.create(node("n1", "2"))
         kc = api.write_kubeconfig(tmp_path / "kc")
-        with kubesched_run(kc, "--no-leader-elect", "--seed", "0") as proc:
+        with kubesched_run(kc, "--no-leader-elect", "--seed", "0", *NO_STATUS) as proc:
             api.create(ours(pod("web-1", "500m")))
             api.create(pod("theirs", "500m"))
             wait_for(lambda: node_of(api, "web-1") == "n1")
@@ -96,14 +97,14 @@ def test_of_two_instances_only_the_lease_holder_schedules(tmp_path: Path) -> Non
     with server() as api:
         api.create(node("n1", "4"))
         kc = api.write_kubeconfig(tmp_path / "kc")
-        with kubesched_run(kc, "--config", str(config)) as a:
+        with kubesched_run(kc, "--config", str(config), *NO_STATUS) as a:
             wait_for(
                 lambda: (
                     api.get("coordination.k8s.io/v1", "Lease", "kubesched", "kube-system")
                     is not None
                 )
             )
-            with kubesched_run(kc, "--config", str(config)) as b:
+            with kubesched_run(kc, "--config", str(config), *NO_STATUS) as b:
                 api.create(ours(pod("web-1", "500m")))
                 wait_for(lambda: node_of(api, "web-1") == "n1")
                 lease = api.get("coordination.k8s.io/v1", "Lease", "kubesched", "kube-system")

@@ -90,6 +90,7 @@ def test_kubesched_schedules_and_preempts_with_only_the_granted_permissions(
             [
                 *(sys.executable, "-m", "kubesched.cli.main", "run"),
                 *("--kubeconfig", str(kc), "--config", str(config), "--seed", "0"),
+                *("--status-address", "127.0.0.1:0"),
             ],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,

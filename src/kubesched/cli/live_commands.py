@@ -103,6 +103,13 @@ class _LogFormatter(logging.Formatter):
         return f'time={stamp}Z level={record.levelname.lower()} logger={record.name} msg="{msg}"'
 
 
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise InputError(f'--status-address "{text}": expected HOST:PORT')
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
 def _read_config(path: str | None) -> tuple[SchedulerConfig, LiveOptions]:
     """The scheduler's configuration and live mode's options (``--config``)."""
     if path is None:
@@ -131,6 +138,13 @@ def _read_config(path: str | None) -> tuple[SchedulerConfig, LiveOptions]:
 )
 @click.option("--seed", default=None, type=int, help="Seed tie-breaks (default: random).")
 @click.option(
+    "--status-address",
+    default="0.0.0.0:10259",
+    show_default=True,
+    metavar="HOST:PORT",
+    help='Serve /metrics, /healthz, /readyz, /livez here (plain HTTP; "" for none).',
+)
+@click.option(
     "--for",
     "duration",
     default=None,
@@ -145,6 +159,7 @@ def run(
     allow_default_scheduler: bool,
     leader_elect: bool | None,
     seed: int | None,
+    status_address: str,
     duration: float | None,
 ) -> None:
     """Schedule a live cluster's pods whose spec.schedulerName names one of the
@@ -176,7 +191,8 @@ def run(
     except ClusterError as err:
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_CLUSTER) from None
-    outcome = LiveRun(client, config, lease, seed).run(duration)
+    status = _address(status_address) if status_address else None
+    outcome = LiveRun(client, config, lease, seed, status).run(duration)
     if outcome:
         click.echo(f"error: {outcome}", err=True)
         raise SystemExit(EXIT_CLUSTER if outcome.startswith("cache") else 1)

@@ -34,6 +34,7 @@ from kubesched.live.client import KubeClient, Raw, Resource
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
 from kubesched.live.informer import Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
+from kubesched.live.serve import SchedulerCollector, StatusServer
 from kubesched.live.snapshot import SNAPSHOT_KINDS
 from kubesched.live.writer import LiveWriter
 from kubesched.scheduler.config import API_VERSION, KIND, parse_config
@@ -189,6 +190,7 @@ class LiveRun:
         config: SchedulerConfig,
         lease: LeaseConfig | None,
         seed: int | None,
+        status_address: tuple[str, int] | None = None,
     ) -> None:
         identity = f"{socket.gethostname()}_{uuid.uuid4()}"
         self.scheduler = LiveScheduler(client, config, seed=seed, identity=socket.gethostname())
@@ -196,6 +198,24 @@ class LiveRun:
         self._leading = threading.Event()
         self._lost = False
         self._stopped = False
+        self._synced = False
+        self.status: StatusServer | None = None
+        if status_address is not None:
+            self.status = StatusServer(*status_address, self._collector(), self._not_ready)
+
+    def _collector(self) -> SchedulerCollector:
+        ls = self.scheduler
+        elector = self.elector
+
+        def leader() -> tuple[str, bool] | None:
+            return None if elector is None else (elector.config.name, elector.leading)
+
+        return SchedulerCollector(ls.metrics, ls.scheduler.pending_counts, leader)
+
+    def _not_ready(self) -> str:
+        if self.elector is not None and not self.elector.leading:
+            return "leaderElection: not the leader"
+        return "" if self._synced else "informer-sync: caches not synced"
 
     def stop(self) -> None:
         """Stop scheduling and give the lease up (any thread, signal handlers)."""
@@ -215,6 +235,9 @@ class LiveRun:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop())
+        if self.status is not None:
+            self.status.start()
+            log.info("serving /metrics, /healthz, /readyz, /livez on port %d", self.status.port)
         until = None if duration is None else time.time_ns() + int(duration * 1e9)
         if until is not None:
             timer = threading.Timer(duration or 0.0, self.stop)
@@ -239,6 +262,7 @@ class LiveRun:
                 return ""
             if not ls.start_informers():
                 return "" if self._stopped else "caches did not sync"
+            self._synced = True
             log.info("scheduling as %s", ", ".join(p.scheduler_name for p in ls.config.profiles))
             ls.run(until)
         finally:
@@ -247,6 +271,8 @@ class LiveRun:
                 self.elector.stop()
             if thread is not None:
                 thread.join(10)
+            if self.status is not None:
+                self.status.stop()
         if self._lost and self.elector is not None:
             c = self.elector.config
             return f"lost the lease {c.namespace}/{c.name}"
