@@ -4,11 +4,14 @@ instances only the lease holder schedules."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,3 +154,65 @@ def test_refuses_the_default_scheduler_profile(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert 'profile "default-scheduler": kubesched would take the pods' in proc.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bind(api: ApiServerDouble, name: str, node_name: str) -> None:
+    body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}}
+    body["target"] = {"kind": "Node", "name": node_name}
+    req = urllib.request.Request(
+        f"{api.url}/api/v1/namespaces/default/pods/{name}/binding",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 201
+
+
+def test_shadow_prints_verdicts_and_writes_nothing(tmp_path: Path) -> None:
+    port = free_port()
+    with server() as api:
+        api.create(node("n1", "2"))
+        kc = api.write_kubeconfig(tmp_path / "kc")
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "kubesched.cli.main", "run", "--shadow"),
+                *("--kubeconfig", str(kc), "--status-address", f"127.0.0.1:{port}"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+
+            def ready() -> bool:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:
+                        return bool(r.status == 200)
+                except OSError:
+                    return False
+
+            wait_for(ready)
+            api.create(pod("web", "500m"))  # schedulerName default-scheduler
+            time.sleep(1.0)  # kubesched decides as soon as the pod arrives
+            assert node_of(api, "web") is None  # a shadow does not bind
+            bind(api, "web", "n1")  # as the cluster's own scheduler does
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 0, err
+    (line,) = [json.loads(x) for x in out.splitlines()]
+    assert line["pod"] == "default/web" and line["verdict"] == "agree"
+    assert 'msg="scheduling as default-scheduler"' in err

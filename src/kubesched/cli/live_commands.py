@@ -26,7 +26,7 @@ from kubesched.live.leader import LeaseConfig
 from kubesched.live.options import LiveOptions, live_options
 from kubesched.live.run import LiveRun, live_default_config
 from kubesched.live.snapshot import Snapshot, take
-from kubesched.scheduler.config import parse_config
+from kubesched.scheduler.config import default_config, parse_config
 from kubesched.scheduler.registry import in_tree_registry
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,10 +110,12 @@ def _address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "0.0.0.0", int(port)
 
 
-def _read_config(path: str | None) -> tuple[SchedulerConfig, LiveOptions]:
-    """The scheduler's configuration and live mode's options (``--config``)."""
+def _read_config(path: str | None, shadow: bool) -> tuple[SchedulerConfig, LiveOptions]:
+    """The scheduler's configuration and live mode's options (``--config``; by
+    default one profile, ``kubesched``, or ``default-scheduler`` for a shadow)."""
     if path is None:
-        return live_default_config(), LiveOptions()
+        config = default_config(in_tree_registry().keys()) if shadow else live_default_config()
+        return config, LiveOptions()
     docs = documents_from_text(read_file(path, ReadBudget(DEFAULT_LIMITS)), path)
     if len(docs) != 1:
         raise InputError("expected one KubeSchedulerConfiguration document", source=path)
@@ -135,6 +137,12 @@ def _read_config(path: str | None) -> tuple[SchedulerConfig, LiveOptions]:
     "--leader-elect/--no-leader-elect",
     default=None,
     help="Override leaderElection.leaderElect (default: on, as kube-scheduler).",
+)
+@click.option(
+    "--shadow",
+    is_flag=True,
+    help="Write nothing: decide the pods of the profiles (default: default-scheduler) as "
+    "kubesched would and print, as JSON lines, whether the cluster's scheduler agreed.",
 )
 @click.option("--seed", default=None, type=int, help="Seed tie-breaks (default: random).")
 @click.option(
@@ -158,6 +166,7 @@ def run(
     config_file: str | None,
     allow_default_scheduler: bool,
     leader_elect: bool | None,
+    shadow: bool,
     seed: int | None,
     status_address: str,
     duration: float | None,
@@ -173,9 +182,9 @@ def run(
     handler = logging.StreamHandler()
     handler.setFormatter(_LogFormatter())
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
-    config, options = _read_config(config_file)
+    config, options = _read_config(config_file, shadow)
     taken = [p.scheduler_name for p in config.profiles]
-    if DEFAULT_SCHEDULER_NAME in taken and not allow_default_scheduler:
+    if DEFAULT_SCHEDULER_NAME in taken and not (allow_default_scheduler or shadow):
         raise InputError(
             f'profile "{DEFAULT_SCHEDULER_NAME}": kubesched would take the pods of the '
             "cluster's own scheduler; name the profile otherwise (default: kubesched) "
@@ -183,7 +192,8 @@ def run(
             source=config_file,
             field="profiles[].schedulerName",
         )
-    lease = options.leader if leader_elect is not False else None
+    # A shadow writes nothing: it needs no lease unless asked for one.
+    lease = options.leader if leader_elect or (leader_elect is None and not shadow) else None
     if leader_elect and lease is None:
         lease = LeaseConfig()
     try:
@@ -192,7 +202,8 @@ def run(
         click.echo(f"error: {err}", err=True)
         raise SystemExit(EXIT_CLUSTER) from None
     status = _address(status_address) if status_address else None
-    outcome = LiveRun(client, config, lease, seed, status).run(duration)
+    out = click.get_text_stream("stdout") if shadow else None
+    outcome = LiveRun(client, config, lease, seed, status, out).run(duration)
     if outcome:
         click.echo(f"error: {outcome}", err=True)
         raise SystemExit(EXIT_CLUSTER if outcome.startswith("cache") else 1)

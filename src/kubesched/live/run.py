@@ -25,7 +25,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TextIO
+
+from prometheus_client.registry import Collector
 
 from kubesched.api.types import Time
 from kubesched.driver.loop import RunStats, drive
@@ -35,6 +37,7 @@ from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_c
 from kubesched.live.informer import Informer
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.serve import SchedulerCollector, StatusServer
+from kubesched.live.shadow import ShadowReport, ShadowWriter
 from kubesched.live.snapshot import SNAPSHOT_KINDS
 from kubesched.live.writer import LiveWriter
 from kubesched.scheduler.config import API_VERSION, KIND, parse_config
@@ -116,8 +119,10 @@ class LiveScheduler:
     seed: int | None = None
     """Seeds the tie-breaks and preemption offsets (None: from the OS)."""
     identity: str = field(default_factory=socket.gethostname)
+    shadow: bool = False
+    """Write nothing (``ShadowWriter``): shadow mode."""
     cluster: LiveCluster = field(init=False)
-    writer: LiveWriter = field(init=False)
+    writer: LiveWriter | ShadowWriter = field(init=False)
     scheduler: Scheduler = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     stats: RunStats = field(default_factory=RunStats)
@@ -126,7 +131,11 @@ class LiveScheduler:
     def __post_init__(self) -> None:
         self.cluster = LiveCluster(self.clock)
         name = self.config.profiles[0].scheduler_name
-        self.writer = LiveWriter(self.client, self.clock, name, f"{name}-{self.identity}")
+        self.writer = (
+            ShadowWriter()
+            if self.shadow
+            else LiveWriter(self.client, self.clock, name, f"{name}-{self.identity}")
+        )
         self.scheduler = Scheduler(
             self.config,
             in_tree_registry(),
@@ -191,9 +200,18 @@ class LiveRun:
         lease: LeaseConfig | None,
         seed: int | None,
         status_address: tuple[str, int] | None = None,
+        shadow: TextIO | None = None,
     ) -> None:
+        """``shadow``: run in shadow mode, the verdicts written there."""
         identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-        self.scheduler = LiveScheduler(client, config, seed=seed, identity=socket.gethostname())
+        self.scheduler = LiveScheduler(
+            client, config, seed=seed, identity=socket.gethostname(), shadow=shadow is not None
+        )
+        self.report: ShadowReport | None = None
+        if shadow is not None:
+            self.report = ShadowReport(shadow, self.scheduler.clock)
+            self.scheduler.scheduler.observer = self.report
+            self.scheduler.cluster.watchers.append(self.report)
         self.elector = LeaderElector(client, identity, lease) if lease is not None else None
         self._leading = threading.Event()
         self._lost = False
@@ -201,7 +219,10 @@ class LiveRun:
         self._synced = False
         self.status: StatusServer | None = None
         if status_address is not None:
-            self.status = StatusServer(*status_address, self._collector(), self._not_ready)
+            collectors: list[Collector] = [self._collector()]
+            if self.report is not None:
+                collectors.append(self.report)
+            self.status = StatusServer(*status_address, collectors, self._not_ready)
 
     def _collector(self) -> SchedulerCollector:
         ls = self.scheduler

@@ -121,11 +121,12 @@ class StatusServer:
     """The endpoints on ``host:port`` (port 0: any free port, see ``port``)."""
 
     def __init__(
-        self, host: str, port: int, collector: Collector, ready: Callable[[], str]
+        self, host: str, port: int, collectors: list[Collector], ready: Callable[[], str]
     ) -> None:
         """``ready()`` returns "" when ready, else why not."""
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(collector)
+        for collector in collectors:
+            registry.register(collector)
         self.registry = registry
         self.ready = ready
         self._http = ThreadingHTTPServer((host, port), _handler(self))
