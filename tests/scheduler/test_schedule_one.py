@@ -806,20 +806,22 @@ def seeded(seed: int) -> Framework:
 @pytest.mark.parametrize("seed", range(6))
 def test_select_host_breaks_ties_with_the_seeded_rng(seed: int) -> None:
     totals = np.array([5, 9, 9, 3, 9], dtype=np.int64)
-    got = select_host(totals, seeded(seed))
+    got, ties = select_host(totals, seeded(seed))
     assert got == [1, 2, 4][random.Random(seed).randrange(3)]
+    assert ties.tolist() == [1, 2, 4]
 
 
 def test_select_host_covers_every_tie_and_only_ties() -> None:
     totals = np.array([5, 9, 9, 3, 9], dtype=np.int64)
-    picks = {select_host(totals, seeded(seed)) for seed in range(60)}
+    picks = {select_host(totals, seeded(seed))[0] for seed in range(60)}
     assert picks == {1, 2, 4}
 
 
 def test_select_host_unique_maximum_does_not_draw() -> None:
     fwk = seeded(3)
     before = fwk.rng.getstate()
-    assert select_host(np.array([1, 7, 2], dtype=np.int64), fwk) == 1
+    got, ties = select_host(np.array([1, 7, 2], dtype=np.int64), fwk)
+    assert got == 1 and ties.tolist() == [1]
     assert fwk.rng.getstate() == before
 
 

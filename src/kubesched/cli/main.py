@@ -253,6 +253,7 @@ def simulate(
 main.add_command(trace_commands.import_, name="import")
 main.add_command(bench_command.bench_cmd, name="bench")
 main.add_command(live_commands.snapshot, name="snapshot")
+main.add_command(live_commands.run, name="run")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ The run ends:
   (``Scheduler.would_retry_on_a_changed_cluster``): upstream would retry those
   pods forever, each time with the same answer;
 - at the safety horizon;
-- when ``stop_when`` (checked after every cycle) says so.
+- when ``stop_when`` (checked after every cycle, and before each wait) says so.
 """
 
 from __future__ import annotations
@@ -181,6 +181,9 @@ def drive(
             if until is not None:
                 backend.advance(limit)
             stats.stopped_by = "until" if until is not None else "horizon"
+            break
+        if stop_when is not None and stop_when():
+            stats.stopped_by = "done"  # a live backend stops between cycles too
             break
         backend.advance(nxt)
         if on_advance is not None:

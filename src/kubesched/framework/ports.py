@@ -48,8 +48,15 @@ class ClusterReader(Protocol):
         ...
 
 
+class NotFound(Exception):
+    """A ``ClusterWriter`` call's object is gone (a live API server's 404, or a
+    UID precondition that failed because the object was replaced)."""
+
+
 class ClusterWriter(Protocol):
-    """The API calls the scheduler makes."""
+    """The API calls the scheduler makes. A call whose pod is gone may raise
+    ``NotFound``; any other failure raises an exception whose text is the
+    server's message."""
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """Create the pod's Binding (``spec.nodeName = node_name``)."""

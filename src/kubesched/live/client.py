@@ -16,16 +16,26 @@ Contract:
   (``limit``/``continue``), and returns its items (each with ``apiVersion`` and
   ``kind`` filled in, which list responses leave out) and the list's
   ``resourceVersion``.
+- ``KubeClient.watch(resource, resource_version)`` opens a watch (``watch=1``,
+  bookmarks allowed, the server's ``timeoutSeconds``) and returns a
+  ``WatchStream``: iterating it yields the decoded events (``{"type",
+  "object"}``, BOOKMARKs included) as the chunked response delivers them.
 - Every failure is a ``ClusterError`` whose message names the request and says
   what the server (or the network) answered: ``list nodes: forbidden: ...``,
   ``cannot reach https://...: connection refused``. ``ClusterError.status`` is
-  the HTTP status (0 when no answer came).
+  the HTTP status (0 when no answer came). A 410 (``Expired``/``Gone``: the
+  resourceVersion is older than the server keeps), whether the answer to the
+  request or an ERROR event in a watch stream, is the subclass ``Expired``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -35,16 +45,33 @@ DEFAULT_PAGE: Final = 500
 REQUEST_TIMEOUT: Final = 60.0
 """Seconds one request may take before it is abandoned."""
 
+CONNECT_TIMEOUT: Final = 30.0
+"""Seconds a watch may take to connect (its read timeout is the stall timeout)."""
+
 Raw = dict[str, Any]
 
 
 class ClusterError(Exception):
     """The API server could not be reached or refused a request (see the module docstring)."""
 
-    def __init__(self, message: str, status: int = 0, reason: str = "") -> None:
+    def __init__(
+        self, message: str, status: int = 0, reason: str = "", server_message: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        """The Status ``reason`` (``NotFound``, ``Conflict``, ...), if the server sent one."""
+        self.server_message = server_message or message
+        """The Status ``message`` alone (what client-go's error says)."""
+
+
+class Expired(ClusterError):
+    """410 Expired/Gone: the resourceVersion asked for is older than the server
+    keeps; the caller must list again."""
+
+
+class WatchStalled(ClusterError):
+    """A watch stream sent nothing (no event, no bookmark) for its stall timeout."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +105,48 @@ def _library() -> Any:
     return kubernetes
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeClient:
-    """A client configured as kubectl would be (see the module docstring)."""
+class TokenBucket:
+    """client-go's default rate limiter (``clientConnection.qps`` / ``burst``):
+    ``burst`` requests at once, then ``qps`` per second; ``qps <= 0`` never waits."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.qps = qps
+        self.burst = max(burst, 1)
+        self._tokens = float(self.burst)
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> float:
+        """Wait for a token; the seconds waited."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            wait = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if wait:
+            self._sleep(wait)
+        return wait
+
+
+def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    qps: float = 0.0,
+    burst: int = 0,
+) -> KubeClient:
+    """A client configured as kubectl would be (see the module docstring), its
+    requests limited to ``qps`` per second after a ``burst`` (0: no limit)."""
     k8s = _library()
     cfg = k8s.client.Configuration()
     default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
@@ -102,7 +169,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeCl
     except (k8s.config.ConfigException, OSError, ValueError) as err:
         raise ClusterError(f"kubeconfig {kubeconfig or default}: {_one_line(err)}") from None
     client = k8s.client.ApiClient(cfg)
-    return KubeClient(client, host=cfg.host, source=where)
+    return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
 
 
 def _any_exists(paths: str) -> bool:
@@ -116,38 +183,78 @@ def _one_line(err: object) -> str:
 class KubeClient:
     """Raw-dict requests over one configured ``kubernetes.client.ApiClient``."""
 
-    def __init__(self, api_client: Any, host: str, source: str = "") -> None:
+    def __init__(
+        self, api_client: Any, host: str, source: str = "", limiter: TokenBucket | None = None
+    ) -> None:
         self._api = api_client
+        self._limiter = limiter or TokenBucket(0.0, 0)
         self.host = host
         """The server's URL."""
         self.source = source
         """Where the configuration came from (a kubeconfig path, or in-cluster)."""
 
-    def get(self, path: str, query: list[tuple[str, str]] | None = None, what: str = "") -> Raw:
-        """GET ``path`` and return the decoded JSON object."""
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        timeout: Any,
+        body: Raw | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One request; the library's response, its body not read yet (v37's rest
+        layer always asks urllib3 for ``preload_content=False``)."""
         api = self._api
+        self._limiter.take()
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
         try:
-            method, url, headers, _, _ = api.param_serialize(
-                "GET",
+            method, url, headers, payload, _ = api.param_serialize(
+                method,
                 path,
-                query_params=query or [],
-                header_params={"Accept": "application/json"},
+                query_params=query,
+                header_params=headers,
+                body=body,
                 auth_settings=["BearerToken"],
             )
-            response = api.call_api(
-                method, url, header_params=headers, _request_timeout=REQUEST_TIMEOUT
+            return api.call_api(
+                method, url, header_params=headers, body=payload, _request_timeout=timeout
             )
-            data = response.read()
         except Exception as err:  # urllib3's connection errors and the like
             raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
+
+    def get(self, path: str, query: list[tuple[str, str]] | None = None, what: str = "") -> Raw:
+        """GET ``path`` and return the decoded JSON object."""
+        return self.request("GET", path, query=query, what=what)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Raw | None = None,
+        content_type: str = "application/json",
+        what: str = "",
+    ) -> Raw:
+        """One request with a JSON ``body`` (if any); the decoded JSON object the
+        server answered. ``what`` names the request in errors (default: method
+        and path)."""
+        response = self._send(method, path, query or [], REQUEST_TIMEOUT, body, content_type)
+        try:
+            data = response.read()
+        except Exception as err:
+            raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
+        what = what or f"{method} {path}"
         if not 200 <= response.status < 300:
-            raise _api_error(what or f"GET {path}", response.status, response.reason, data)
+            raise _api_error(what, response.status, response.reason, data)
         try:
             value = json.loads(data)
         except ValueError as err:
-            raise ClusterError(f"{what or path}: the server answered no JSON: {err}") from None
+            raise ClusterError(f"{what}: the server answered no JSON: {err}") from None
         if not isinstance(value, dict):
-            raise ClusterError(f"{what or path}: the server answered no JSON object")
+            raise ClusterError(f"{what}: the server answered no JSON object")
         return value
 
     def list(self, resource: Resource, page: int = DEFAULT_PAGE) -> tuple[list[Raw], str]:
@@ -170,6 +277,120 @@ class KubeClient:
             if not token:
                 return items, str(meta.get("resourceVersion") or "")
 
+    def watch(
+        self,
+        resource: Resource,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        stall_timeout: float | None = None,
+    ) -> WatchStream:
+        """Open a watch of ``resource`` (all namespaces) from ``resource_version``,
+        bookmarks allowed, ended by the server after ``timeout_seconds``. With a
+        ``stall_timeout``, a stream silent for that many seconds raises
+        ``WatchStalled`` (the socket's read timeout). A refused watch raises
+        ``ClusterError`` (``Expired`` for a 410) at once."""
+        what = f"watch {resource.plural}"
+        query = [
+            ("watch", "1"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds)),
+        ]
+        response = self._send("GET", resource.path, query, (CONNECT_TIMEOUT, stall_timeout))
+        if not 200 <= response.status < 300:
+            try:
+                data = response.read()
+            except Exception:
+                data = b""
+            raise _api_error(what, response.status, response.reason, data)
+        return WatchStream(response.response, what)
+
+
+class WatchStream:
+    """One open watch: iterate it for its events; ``close()`` from any thread.
+
+    Iteration yields each event as the server sent it (``{"type", "object"}``:
+    ADDED, MODIFIED, DELETED, BOOKMARK) and stops when the stream ends, cleanly
+    (the server's timeout) or not (a dropped connection, or ``close()``):
+    ``outcome`` says which (``"ended"``, ``"dropped"``, ``"closed"``; ``"stalled"``
+    after ``WatchStalled``). An ERROR
+    event raises: ``Expired`` for a 410, else ``ClusterError`` with the Status's
+    code. Silence longer than the stall timeout raises ``WatchStalled``. The
+    connection is released in every case.
+    """
+
+    def __init__(self, raw: Any, what: str) -> None:
+        self._raw = raw  # the urllib3 HTTPResponse, body unread
+        self._what = what
+        self._lock = threading.Lock()
+        self._closing = False
+        self._done = False
+        self.outcome = ""
+        """How the stream ended ("" while it is open)."""
+
+    def __iter__(self) -> Iterator[Raw]:
+        from urllib3.exceptions import ProtocolError, ReadTimeoutError
+
+        buffer = bytearray()
+        try:
+            for chunk in self._raw.stream(amt=None, decode_content=True):
+                buffer += chunk
+                while (end := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        yield self._event(line)
+            if buffer.strip():
+                yield self._event(bytes(buffer))
+            self.outcome = "closed" if self._closing else "ended"
+        except ReadTimeoutError:
+            if self._closing:
+                self.outcome = "closed"
+                return
+            self.outcome = "stalled"
+            raise WatchStalled(f"{self._what}: no event for the stall timeout") from None
+        except (ProtocolError, OSError):
+            self.outcome = "closed" if self._closing else "dropped"
+        finally:
+            self._release()
+
+    def _event(self, line: bytes) -> Raw:
+        try:
+            event = json.loads(line)
+        except ValueError as err:
+            raise ClusterError(f"{self._what}: the server sent no JSON: {err}") from None
+        if not isinstance(event, dict) or not isinstance(event.get("object"), dict):
+            raise ClusterError(f"{self._what}: the server sent no watch event: {line[:200]!r}")
+        if event.get("type") == "ERROR":
+            status = event["object"]
+            code = int(status.get("code") or 0)
+            raise _status_error(
+                self._what, code, str(status.get("reason") or ""), str(status.get("message") or "")
+            )
+        return event
+
+    def close(self) -> None:
+        """End the stream (a blocked iteration returns): safe from any thread, repeatable."""
+        with self._lock:
+            self._closing = True
+            if self._done:
+                return
+            # Unblocks a read in progress (urllib3 >= 2.3); fails when the
+            # connection is released already or the socket is gone.
+            with contextlib.suppress(ValueError, RuntimeError, OSError):
+                self._raw.shutdown()
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            try:
+                self._raw.close()
+                self._raw.release_conn()
+            except Exception:  # a broken connection: nothing left to release
+                pass
+
 
 def _api_error(what: str, status: int, http_reason: str | None, data: bytes) -> ClusterError:
     """The server's Status message when it sent one, else the HTTP reason."""
@@ -181,9 +402,15 @@ def _api_error(what: str, status: int, http_reason: str | None, data: bytes) -> 
             reason = str(body.get("reason") or "")
     except ValueError:
         pass
-    text = message or http_reason or f"HTTP {status}"
+    return _status_error(what, status, reason, message or http_reason or "")
+
+
+def _status_error(what: str, status: int, reason: str, message: str) -> ClusterError:
+    """The error for a Status (``Expired`` for a 410)."""
+    text = message or f"HTTP {status}"
     label = reason.lower() if reason else f"HTTP {status}"
-    return ClusterError(f"{what}: {label}: {text}", status=status, reason=reason)
+    kind = Expired if status == 410 else ClusterError
+    return kind(f"{what}: {label}: {text}", status, reason, text)
 
 
 def _reason(err: Exception) -> str:

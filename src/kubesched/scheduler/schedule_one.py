@@ -70,6 +70,9 @@ class ScheduleResult:
     feasible_nodes: int
     scores: dict[str, int] = field(default_factory=dict)
     """Per-plugin weighted scores of the chosen node (empty when not scored)."""
+    ties: tuple[str, ...] = ()
+    """Every node with the chosen node's total score, when there was a tie (the
+    pick among them is random, as upstream's selectHost)."""
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -112,13 +115,14 @@ class ScheduleOne:
         else:
             fwk.run_pre_score_plugins(state, pod, nodes)
             totals, parts = fwk.score_parts(state, pod, nodes)
-        idx = select_host(totals, fwk)
+        idx, tied = select_host(totals, fwk)
         row = int(feasible[idx])
         return ScheduleResult(
             table.names[row],
             len(feasible) + len(diagnosis.node_to_status),
             len(feasible),
             {name: int(s[row if by_slot else idx]) * w for name, w, s, by_slot in parts},
+            tuple(table.names[int(feasible[i])] for i in tied) if len(tied) > 1 else (),
         )
 
     # ------------------------------------------------------------------ filtering
@@ -511,10 +515,11 @@ def _rotated(rows: IntArray, shift: int, a: int, b: int) -> IntArray:
     return np.concatenate((rows[s:], rows[: e - n]))
 
 
-def select_host(totals: IntArray, fwk: Framework) -> int:
-    """Index of a top-scored node; ties broken uniformly by the seeded random source."""
+def select_host(totals: IntArray, fwk: Framework) -> tuple[int, IntArray]:
+    """Index of a top-scored node, ties broken uniformly by the seeded random
+    source, and the indices of every top-scored node."""
     first = int(totals.argmax())
     ties = (totals == totals[first]).nonzero()[0]
     if len(ties) == 1:
-        return first
-    return int(ties[fwk.rng.randrange(len(ties))])
+        return first, ties
+    return int(ties[fwk.rng.randrange(len(ties))]), ties

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 from kubesched.api.types import Node, Pod, PodCondition
 from kubesched.framework.config import SchedulerConfig
@@ -76,6 +76,16 @@ def truncate_message(message: str) -> str:
     return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
 
 
+class DecisionObserver(Protocol):
+    """Told every decision as it is made (shadow mode, explanations)."""
+
+    def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
+        """The pod is bound (or would be) to ``result.suggested_host``."""
+
+    def unschedulable(self, pod: Pod, status: Status) -> None:
+        """A scheduling attempt failed with ``status``."""
+
+
 class Scheduler:
     """One kube-scheduler: its profiles, queue, cache and algorithm."""
 
@@ -97,6 +107,8 @@ class Scheduler:
         self.writer = writer
         self.recorder = recorder
         self.metrics = metrics or Metrics()
+        self.observer: DecisionObserver | None = None
+        """Told every decision (None: nobody)."""
         self.changes = 0
         """Cluster changes delivered so far that can change some pod's scheduling
         answer (see ``would_retry_on_a_changed_cluster``)."""
@@ -399,6 +411,8 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
             self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return
+        if self.observer is not None:
+            self.observer.scheduled(pod, result)
         self.recorder.event(
             assumed,
             "Normal",
@@ -443,6 +457,8 @@ class Scheduler:
             qpi.pod_info = PodInfo(cached)
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
         self.queue.add_nominated_pod(qpi.pod_info, nominating)
+        if self.observer is not None:
+            self.observer.unschedulable(pod, status)
         message = status.message()
         self.recorder.event(
             pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message)

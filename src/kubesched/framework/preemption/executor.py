@@ -13,6 +13,7 @@ from typing import Final
 
 from kubesched.api.types import Pod, PodCondition
 from kubesched.framework.interfaces import Handle
+from kubesched.framework.ports import NotFound
 from kubesched.framework.preemption.candidates import Candidate
 from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import PodInfo
@@ -103,6 +104,8 @@ class Executor:
             if not _has_condition(current, cond):
                 h.writer.patch_pod_status(current, condition=cond)
             h.writer.delete_pod(current)
+        except NotFound:
+            return None  # gone meanwhile (a live cluster): success, no event
         except Exception as err:  # an API error: reported, the rest goes on
             return err
         h.recorder.event(

@@ -1,0 +1,92 @@
+"""KubeClient.watch and WatchStream against the API-server double (over HTTP)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kubesched.live.apiserver_double import ApiServerDouble, Fault, server_error
+from kubesched.live.client import ClusterError, Expired, KubeClient, Resource, WatchStalled, connect
+from tests.live.cluster_state import double, pod
+
+pytest.importorskip("kubernetes")
+
+PODS = Resource("", "v1", "pods", "Pod")
+
+
+@pytest.fixture
+def api() -> Iterator[ApiServerDouble]:
+    with double() as server:
+        yield server
+
+
+@pytest.fixture
+def client(api: ApiServerDouble, tmp_path: Path) -> KubeClient:
+    return connect(str(api.write_kubeconfig(tmp_path / "kubeconfig")))
+
+
+def test_watch_yields_events_as_they_happen_and_ends_with_the_server(
+    api: ApiServerDouble, client: KubeClient
+) -> None:
+    _, version = client.list(PODS)
+    stream = client.watch(PODS, version, timeout_seconds=30)
+    events = iter(stream)
+    created = api.create(pod("a", "1"))
+    first = next(events)
+    assert first["type"] == "ADDED" and first["object"]["metadata"] == created["metadata"]
+    api.create(pod("b", "1"))
+    assert next(events)["object"]["metadata"]["name"] == "b"
+    api.clock.advance(31)  # the server's timeoutSeconds (bookmarks come 2 s before)
+    rest = list(events)
+    assert rest and {e["type"] for e in rest} == {"BOOKMARK"}
+    assert rest[-1]["object"]["metadata"]["resourceVersion"] == str(api.store.rv)
+    assert stream.outcome == "ended"
+    query = [q for m, p, q, _ in api.requests if "watch" in q][-1]
+    assert query == {
+        "watch": "1",
+        "allowWatchBookmarks": "true",
+        "resourceVersion": version,
+        "timeoutSeconds": "30",
+    }
+
+
+def test_error_410_event_raises_expired(api: ApiServerDouble, client: KubeClient) -> None:
+    _, version = client.list(PODS)
+    api.create(pod("a", "1"))
+    api.expire_watch_history("pods")
+    with pytest.raises(Expired) as caught:
+        list(client.watch(PODS, version))
+    assert caught.value.status == 410 and caught.value.reason == "Expired"
+    assert str(caught.value).startswith(f"watch pods: expired: too old resource version: {version}")
+
+
+def test_dropped_stalled_and_closed_streams(api: ApiServerDouble, client: KubeClient) -> None:
+    _, version = client.list(PODS)
+    dropped = client.watch(PODS, version)
+    api.drop_watches()
+    assert list(dropped) == [] and dropped.outcome == "dropped"
+
+    stalled = client.watch(PODS, version, stall_timeout=0.2)
+    api.stall_watches()
+    api.create(pod("held", "1"))
+    with pytest.raises(WatchStalled):
+        list(stalled)
+    assert stalled.outcome == "stalled"
+
+    closed = client.watch(PODS, version)
+    threading.Timer(0.1, closed.close).start()
+    began = time.monotonic()
+    assert [e["object"]["metadata"]["name"] for e in closed] == ["held"]
+    assert closed.outcome == "closed" and time.monotonic() - began < 1.0
+    closed.close()  # again: harmless
+
+
+def test_a_refused_watch_raises_at_once(api: ApiServerDouble, client: KubeClient) -> None:
+    api.inject(Fault(server_error(), verb="watch", resource="pods"))
+    with pytest.raises(ClusterError) as caught:
+        client.watch(PODS, "1")
+    assert caught.value.status == 500 and not isinstance(caught.value, Expired)

@@ -1,0 +1,136 @@
+"""kubesched.live.shadow through LiveRun: kubesched decides the cluster's pods,
+writes nothing, and judges each binding the cluster's own scheduler made (here the
+test binds, standing in for kube-scheduler) against the API-server double."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.live.apiserver_double import ApiServerDouble
+from kubesched.live.client import KubeClient, connect
+from kubesched.live.run import LiveRun
+from kubesched.scheduler.config import default_config
+from kubesched.scheduler.registry import in_tree_registry
+from tests.live.cluster_state import double, node, pod
+
+pytest.importorskip("kubernetes")
+
+
+def wait_for(cond: Callable[[], bool], seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+@contextmanager
+def shadow(
+    api: ApiServerDouble, tmp_path: Path
+) -> Iterator[tuple[LiveRun, io.StringIO, KubeClient]]:
+    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+    out = io.StringIO()
+    run = LiveRun(client, default_config(in_tree_registry().keys()), None, 0, None, out)
+    thread = threading.Thread(target=run.run, daemon=True)
+    thread.start()
+    try:
+        yield run, out, client
+    finally:
+        run.stop()
+        thread.join(10)
+
+
+def decided(run: LiveRun, api: ApiServerDouble, name: str) -> Callable[[], bool]:
+    def check() -> bool:
+        got = api.get("v1", "Pod", name, "default")
+        assert run.report is not None
+        return got is not None and got["metadata"]["uid"] in run.report.decisions
+
+    return check
+
+
+def bind(client: KubeClient, name: str, node_name: str) -> None:
+    client.request(
+        "POST",
+        f"/api/v1/namespaces/default/pods/{name}/binding",
+        body={
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {"kind": "Node", "name": node_name},
+        },
+    )
+
+
+def verdicts(out: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_agreement_and_disagreement_with_both_sides(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(node("n1", "4"))
+        api.create(node("n2", "4", zone="b"))
+        api.create(pod("busy", "3", "n2"))
+        with shadow(api, tmp_path) as (run, out, client):
+            api.create(pod("a", "1"))
+            wait_for(decided(run, api, "a"))
+            bind(client, "a", "n1")  # as kubesched would: n1 is the emptier node
+            api.create(pod("b", "1"))
+            wait_for(decided(run, api, "b"))
+            bind(client, "b", "n2")  # not kubesched's choice
+            wait_for(lambda: len(verdicts(out)) == 2)
+            assert run.report is not None
+            counts = dict(run.report.counts)
+        a, b = verdicts(out)
+    assert a["pod"] == "default/a" and a["verdict"] == "agree"
+    assert a["kubesched"]["node"] == "n1" and a["cluster"] == {"node": "n1"}
+    assert set(a["kubesched"]["scores"]) >= {"NodeResourcesFit", "NodeResourcesBalancedAllocation"}
+    assert b["verdict"] == "disagree" and b["cluster"]["node"] == "n2"
+    assert b["kubesched"]["node"] == "n1"
+    assert counts == {"agree": 1, "tie": 0, "disagree": 1, "undecided": 0}
+    # Nothing was written: no events, no status patches, the pods' nodes are the test's.
+    assert not [r for r in api.requests if r[0] == "POST" and r[1].endswith("/events")]
+    assert not [r for r in api.requests if r[0] == "PATCH"]
+
+
+def test_a_tie_broken_the_other_way_is_a_tie(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(node("n1", "4"))
+        api.create(node("n2", "4"))
+        with shadow(api, tmp_path) as (run, out, client):
+            api.create(pod("a", "1"))
+            wait_for(decided(run, api, "a"))
+            assert run.report is not None
+            got = api.get("v1", "Pod", "a", "default")
+            assert got is not None
+            uid = got["metadata"]["uid"]
+            mine = run.report.decisions[uid]
+            assert set(mine.ties) == {"n1", "n2"}
+            other = "n2" if mine.node == "n1" else "n1"
+            bind(client, "a", other)
+            wait_for(lambda: len(verdicts(out)) == 1)
+        (v,) = verdicts(out)
+    assert v["verdict"] == "tie" and v["cluster"]["node"] == other
+
+
+def test_a_pod_kubesched_finds_unschedulable_is_a_disagreement_with_its_message(
+    tmp_path: Path,
+) -> None:
+    with double(kubelet=False) as api:
+        api.create(node("n1", "1"))
+        with shadow(api, tmp_path) as (run, out, client):
+            api.create(pod("big", "2"))
+            wait_for(decided(run, api, "big"))
+            bind(client, "big", "n1")  # the cluster's scheduler disagrees (say, other config)
+            wait_for(lambda: len(verdicts(out)) == 1)
+        (v,) = verdicts(out)
+    assert v["verdict"] == "disagree" and v["kubesched"]["node"] is None
+    assert v["kubesched"]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")

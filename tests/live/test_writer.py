@@ -1,0 +1,202 @@
+"""kubesched.live.writer against the API-server double (a real HTTP server): the
+requests are upstream kube-scheduler's, and the server's answers are handled as
+upstream handles them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.api.convert import convert_pod
+from kubesched.api.types import Pod, PodCondition
+from kubesched.framework.ports import NotFound
+from kubesched.live.apiserver_double import ApiServerDouble
+from kubesched.live.client import connect
+from kubesched.live.writer import ApiCallError, LiveWriter, micro_time, rfc3339
+from tests.live.apiserver_double.wire import recordings_dir
+from tests.live.cluster_state import double, node, pod
+
+pytest.importorskip("kubernetes")
+
+NOW = 1_795_000_000_123_456_789  # 2026-11-18T...
+
+
+def typed(api: ApiServerDouble, name: str) -> Pod:
+    raw = api.get("v1", "Pod", name, "default")
+    assert raw is not None
+    return convert_pod(raw)[0]
+
+
+def writer(api: ApiServerDouble, tmp_path: Path) -> LiveWriter:
+    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+    return LiveWriter(client, lambda: NOW, "kubesched", "kubesched-host")
+
+
+def last_request(api: ApiServerDouble, method: str) -> tuple[str, dict[str, str], Any]:
+    for m, path, query, body in reversed(api.requests):
+        if m == method:
+            return path, query, body
+    raise AssertionError(f"no {method} request")
+
+
+def test_time_formats() -> None:
+    assert rfc3339(0) == "1970-01-01T00:00:00Z"
+    assert micro_time(1_500_000_001) == "1970-01-01T00:00:01.500000Z"
+
+
+def test_bind_sends_the_uid_and_a_second_bind_is_the_servers_conflict(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(node("n1", "2"))
+        api.create(pod("web-1", "500m"))
+        w = writer(api, tmp_path)
+        p = typed(api, "web-1")
+        w.bind(p, "n1")
+        path, _, body = last_request(api, "POST")
+        assert path == "/api/v1/namespaces/default/pods/web-1/binding"
+        assert body["metadata"]["uid"] == p.uid
+        assert body["target"] == {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+        assert typed(api, "web-1").node_name == "n1"
+        with pytest.raises(ApiCallError) as err:
+            w.bind(p, "n1")
+    assert err.value.status == 409 and err.value.reason == "Conflict"
+    assert str(err.value) == (
+        'Operation cannot be fulfilled on pods/binding "web-1": '
+        'pod web-1 is already assigned to node "n1"'
+    )
+
+
+def test_status_patch_is_upstreams_strategic_merge_patch(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(pod("high-1", "1"))
+        w = writer(api, tmp_path)
+        p = typed(api, "high-1")
+        cond = PodCondition("PodScheduled", "False", "Unschedulable", "0/2 nodes are available")
+        w.patch_pod_status(p, condition=cond, nominated_node_name="n1")
+        path, _, body = last_request(api, "PATCH")
+        got = typed(api, "high-1")
+        assert path == "/api/v1/namespaces/default/pods/high-1/status"
+        assert body == {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "lastProbeTime": None,
+                        "reason": "Unschedulable",
+                        "message": "0/2 nodes are available",
+                        "lastTransitionTime": rfc3339(NOW),
+                    }
+                ],
+                "nominatedNodeName": "n1",
+            }
+        }
+        assert got.nominated_node_name == "n1"
+        assert got.condition("PodScheduled") is not None
+        # Clearing the nomination sends null (R5.9.4) and the field goes away.
+        w.patch_pod_status(got, nominated_node_name="")
+        assert last_request(api, "PATCH")[2] == {"status": {"nominatedNodeName": None}}
+        assert typed(api, "high-1").nominated_node_name == ""
+
+
+def test_the_recorded_nomination_patch_has_the_same_shape(tmp_path: Path) -> None:
+    recordings = recordings_dir()
+    if recordings is None:
+        pytest.skip("recorded wire pairs not available ($KUBESCHED_LIVE_RECORDINGS)")
+    recorded = recordings / "wire" / "E1-status-smp-nominate.json"
+    req = json.loads(recorded.read_text())["request"]
+    with double(kubelet=False) as api:
+        api.create(pod("high-1", "1"))
+        w = writer(api, tmp_path)
+        cond = PodCondition("PodScheduled", "False", "Unschedulable", "m")
+        w.patch_pod_status(typed(api, "high-1"), condition=cond, nominated_node_name="n1")
+        _, _, body = last_request(api, "PATCH")
+    assert req["contentType"] == "application/strategic-merge-patch+json"
+    assert set(body["status"]) == set(req["body"]["status"])
+    assert set(body["status"]["conditions"][0]) == set(req["body"]["status"]["conditions"][0])
+
+
+def test_an_unchanged_status_keeps_its_transition_time(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(pod("high-1", "1"))
+        w = writer(api, tmp_path)
+        first = PodCondition("PodScheduled", "False", "Unschedulable", "a", NOW - 10**12)
+        w.patch_pod_status(typed(api, "high-1"), condition=first)
+        w.patch_pod_status(
+            typed(api, "high-1"),
+            condition=PodCondition("PodScheduled", "False", "Unschedulable", "b"),
+        )
+        sent = last_request(api, "PATCH")[2]["status"]["conditions"][0]
+    assert sent["lastTransitionTime"] == rfc3339(NOW - 10**12)
+    assert sent["message"] == "b"
+
+
+def test_delete_is_graceful_with_a_uid_precondition(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(node("n1", "2"))
+        api.create(pod("low-1", "1", "n1"))
+        w = writer(api, tmp_path)
+        victim = typed(api, "low-1")
+        w.delete_pod(victim)
+        path, _, body = last_request(api, "DELETE")
+        assert path == "/api/v1/namespaces/default/pods/low-1"
+        assert body["preconditions"] == {"uid": victim.uid}
+        gone = api.get("v1", "Pod", "low-1", "default")
+        # A bound pod is deleted gracefully: it stays, terminating, until its kubelet ends it.
+        assert gone is not None and gone["metadata"]["deletionTimestamp"]
+
+
+def test_a_replaced_or_missing_pod_is_not_found_and_the_replacement_lives(
+    tmp_path: Path,
+) -> None:
+    with double(kubelet=False) as api:
+        api.create(pod("db-0", "1"))
+        w = writer(api, tmp_path)
+        old = typed(api, "db-0")
+        api.registry.delete(api.resource_for("v1", "Pod"), "default", "db-0", {})
+        api.create(pod("db-0", "1"))  # a StatefulSet's replacement: same name, new uid
+        with pytest.raises(NotFound):
+            w.delete_pod(old)
+        assert typed(api, "db-0").uid != old.uid
+        assert api.get("v1", "Pod", "db-0", "default")["metadata"].get("deletionTimestamp") is None
+        api.registry.delete(api.resource_for("v1", "Pod"), "default", "db-0", {})
+        with pytest.raises(NotFound):
+            w.delete_pod(old)
+        with pytest.raises(NotFound):
+            w.patch_pod_status(old, nominated_node_name="")
+
+
+def test_events_are_events_k8s_io_named_as_client_go_names_them(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(pod("low-1", "1"))
+        api.create(pod("high-1", "1"))
+        w = writer(api, tmp_path)
+        victim, preemptor = typed(api, "low-1"), typed(api, "high-1")
+        w.event(
+            victim, "Normal", "Preempted", "Preempting", "Preempted by pod x on node n1", preemptor
+        )
+        path, _, body = last_request(api, "POST")
+        stored = api.get("events.k8s.io/v1", "Event", f"low-1.{NOW:x}", "default")
+    assert path == "/apis/events.k8s.io/v1/namespaces/default/events"
+    assert stored is not None
+    assert stored["reason"] == "Preempted" and stored["action"] == "Preempting"
+    assert stored["note"] == "Preempted by pod x on node n1"
+    assert stored["regarding"]["uid"] == victim.uid and stored["related"]["name"] == "high-1"
+    assert stored["reportingController"] == "kubesched"
+    assert stored["reportingInstance"] == "kubesched-host"
+    assert stored["eventTime"] == micro_time(NOW)
+    assert body["metadata"]["name"] == f"low-1.{NOW:x}"
+
+
+def test_a_refused_event_is_logged_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with double(kubelet=False) as api:
+        api.create(pod("low-1", "1"))
+        w = writer(api, tmp_path)
+        p = typed(api, "low-1")
+        w.event(p, "Normal", "Preempted", "Preempting", "first")
+        w.event(p, "Normal", "Preempted", "Preempting", "same name again")  # 409 AlreadyExists
+    assert any("already exists" in r.getMessage() for r in caplog.records)
