@@ -6,8 +6,10 @@ the exit code matters) against the API-server double, injects one kind of fault
 500s with Retry-After, a restart, a stolen lease) and then checks, from the
 double's request log and its state (``assert_invariants``):
 
-- no pod is bound twice: kubesched posted at most one ``Scheduled`` event per
-  pod, and sent no binding for a pod after one succeeded;
+- no pod is bound twice: kubesched sent no binding for a pod after one
+  succeeded (each pod's bindings are the ones the faults refused plus one), and
+  posted at most one ``Scheduled`` event per pod (events are best effort: a
+  restart may cut one off);
 - no pod is lost: every pod of kubesched's profile that fits is bound, and no
   node holds more than it can;
 - scheduling resumes: a pod created after the fault is bound as well.
@@ -93,8 +95,7 @@ def assert_invariants(
     capacity: dict[str, int] | None = None,
 ) -> None:
     """See the module docstring. ``failed_bindings``: per pod, the bindings the
-    faults refused (each pod's binding requests are those plus the one that
-    succeeded); ``capacity``: millicores per node (default ``NODE_CPU``)."""
+    faults refused; ``capacity``: millicores per node (default ``NODE_CPU``)."""
     failed = failed_bindings or Counter()
     cpus = capacity or NODE_CPU
     scheduled = events(api, "Scheduled")
@@ -106,7 +107,7 @@ def assert_invariants(
         assert got is not None and got["spec"].get("nodeName"), f"{name} was lost"
         node_name = got["spec"]["nodeName"]
         used[node_name] += int(got["spec"]["containers"][0]["resources"]["requests"]["cpu"][:-1])
-        assert tried[name] == failed[name] + scheduled[name], (name, tried, scheduled)
+        assert tried[name] == failed[name] + 1, (name, tried)
     for node_name, cpu in used.items():
         assert cpu <= cpus[node_name], used
 
