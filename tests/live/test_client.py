@@ -90,3 +90,32 @@ def test_a_refused_watch_raises_at_once(api: ApiServerDouble, client: KubeClient
     with pytest.raises(ClusterError) as caught:
         client.watch(PODS, "1")
     assert caught.value.status == 500 and not isinstance(caught.value, Expired)
+
+
+def test_retry_after_is_honoured_for_every_verb_as_client_go(
+    api: ApiServerDouble, client: KubeClient
+) -> None:
+    """429, or 5xx with Retry-After: sent again after that many seconds (a POST
+    too), at most MAX_RETRIES times; a 5xx without Retry-After is not retried."""
+    from kubesched.live.apiserver_double import throttled
+    from kubesched.live.client import MAX_RETRIES
+
+    sleeps: list[float] = []
+    client._sleep = sleeps.append
+    api.create(pod("a", "1"))
+    path = "/api/v1/namespaces/default/pods"
+    api.inject(Fault(throttled(2), verb="create", times=2))
+    api.inject(Fault(server_error(retry_after=1), verb="list"))
+    created = client.request("POST", path, body=pod("b", "1"))
+    assert created["metadata"]["name"] == "b" and sleeps == [2, 2]
+    assert {p["metadata"]["name"] for p in client.list(PODS)[0]} == {"a", "b"}
+    assert sleeps == [2, 2, 1]
+    api.inject(Fault(server_error(), verb="get"))
+    with pytest.raises(ClusterError) as err:
+        client.get(f"{path}/a")
+    assert err.value.status == 500 and sleeps == [2, 2, 1]
+    fault = api.inject(Fault(throttled(1), verb="patch", times=MAX_RETRIES + 5))
+    with pytest.raises(ClusterError) as err:
+        client.request("PATCH", f"{path}/a", body={}, content_type="application/merge-patch+json")
+    assert err.value.status == 429 and fault.hits == MAX_RETRIES + 1
+    assert sleeps == [2, 2, 1] + [1] * MAX_RETRIES

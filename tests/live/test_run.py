@@ -122,3 +122,22 @@ def test_preempts_then_binds_on_the_nominated_node(tmp_path: Path) -> None:
             step(ls, mirror)
             time.sleep(0.1)
         assert server_pod(api, "urgent")["spec"]["nodeName"] == "n1"
+
+
+def test_a_refused_status_patch_is_logged_and_the_pod_stays_queued(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream's handleSchedulingFailure only logs a failed status update; before
+    the fix the ApiCallError ended the scheduling loop."""
+    from kubesched.live.apiserver_double.faults import Fault, server_error
+
+    with double() as api:
+        api.create(node("n1", "1"))
+        api.create(ours(pod("big", "2")))
+        fault = api.inject(Fault(server_error(), verb="patch", subresource="status"))
+        ls, mirror = live(api, tmp_path)
+        step(ls, mirror)
+        assert fault.hits == 1
+        assert "Error updating pod default/big: Internal error occurred" in caplog.text
+        assert ls.scheduler.pending_counts()["unschedulable"] == 1
+        assert ("big", "FailedScheduling") in [(who, why) for who, why, _ in events(api)]

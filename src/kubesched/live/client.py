@@ -20,6 +20,13 @@ Contract:
   bookmarks allowed, the server's ``timeoutSeconds``) and returns a
   ``WatchStream``: iterating it yields the decoded events (``{"type",
   "object"}``, BOOKMARKs included) as the chunked response delivers them.
+- A request answered 429, or 5xx with a ``Retry-After`` header, is sent again
+  after that many seconds, at most ``MAX_RETRIES`` times, whatever its verb (the
+  answer of the last attempt counts): client-go's rule (``checkWait``), which
+  trusts the server to say ``Retry-After`` only where a retry is safe.
+  urllib3's own status retries are off (they would retry 429/503 of GET, PUT
+  and DELETE only, at most three times, and never POST or PATCH); its retries
+  of connection errors stay.
 - Every failure is a ``ClusterError`` whose message names the request and says
   what the server (or the network) answered: ``list nodes: forbidden: ...``,
   ``cannot reach https://...: connection refused``. ``ClusterError.status`` is
@@ -47,6 +54,9 @@ REQUEST_TIMEOUT: Final = 60.0
 
 CONNECT_TIMEOUT: Final = 30.0
 """Seconds a watch may take to connect (its read timeout is the stall timeout)."""
+
+MAX_RETRIES: Final = 10
+"""client-go's default: how often a request answered with Retry-After is sent again."""
 
 Raw = dict[str, Any]
 
@@ -168,6 +178,9 @@ def connect(
         raise
     except (k8s.config.ConfigException, OSError, ValueError) as err:
         raise ClusterError(f"kubeconfig {kubeconfig or default}: {_one_line(err)}") from None
+    from urllib3.util.retry import Retry
+
+    cfg.retries = Retry(3, respect_retry_after_header=False)  # no status retries
     client = k8s.client.ApiClient(cfg)
     return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
 
@@ -184,10 +197,16 @@ class KubeClient:
     """Raw-dict requests over one configured ``kubernetes.client.ApiClient``."""
 
     def __init__(
-        self, api_client: Any, host: str, source: str = "", limiter: TokenBucket | None = None
+        self,
+        api_client: Any,
+        host: str,
+        source: str = "",
+        limiter: TokenBucket | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._api = api_client
         self._limiter = limiter or TokenBucket(0.0, 0)
+        self._sleep = sleep
         self.host = host
         """The server's URL."""
         self.source = source
@@ -202,8 +221,28 @@ class KubeClient:
         body: Raw | None = None,
         content_type: str = "application/json",
     ) -> Any:
-        """One request; the library's response, its body not read yet (v37's rest
+        """One request, sent again while the server says Retry-After (see the module
+        docstring); the library's response, its body not read yet (v37's rest
         layer always asks urllib3 for ``preload_content=False``)."""
+        for _ in range(MAX_RETRIES):
+            response = self._send_once(method, path, query, timeout, body, content_type)
+            wait = _retry_after(response)
+            if wait is None:
+                return response
+            with contextlib.suppress(Exception):
+                response.read()  # frees the connection
+            self._sleep(wait)
+        return self._send_once(method, path, query, timeout, body, content_type)
+
+    def _send_once(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        timeout: Any,
+        body: Raw | None,
+        content_type: str,
+    ) -> Any:
         api = self._api
         self._limiter.take()
         headers = {"Accept": "application/json"}
@@ -390,6 +429,15 @@ class WatchStream:
                 self._raw.release_conn()
             except Exception:  # a broken connection: nothing left to release
                 pass
+
+
+def _retry_after(response: Any) -> int | None:
+    """The seconds to wait before sending the request again, if the server said so."""
+    status = response.status
+    if status != 429 and status < 500:
+        return None
+    value = str(response.getheader("Retry-After") or "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def _api_error(what: str, status: int, http_reason: str | None, data: bytes) -> ClusterError:

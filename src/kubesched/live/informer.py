@@ -32,7 +32,7 @@ else). Recovery follows client-go's reflector:
   resourceVersion at once;
 - a watch that cannot connect, or answers 429 (as the request's status or an
   ERROR event), is opened again after a backoff (a 429 with Retry-After is
-  first retried by urllib3 itself, after that many seconds);
+  first retried by the client itself, after that many seconds);
 - 410 Expired/Gone and every other error end the list-and-watch: after a
   backoff the informer lists again and delivers the diff.
 

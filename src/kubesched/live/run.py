@@ -34,7 +34,7 @@ from kubesched.driver.loop import RunStats, drive
 from kubesched.framework.config import SchedulerConfig
 from kubesched.live.client import KubeClient, Raw, Resource
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
-from kubesched.live.informer import Informer
+from kubesched.live.informer import Informer, Timing
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.serve import SchedulerCollector, StatusServer
 from kubesched.live.shadow import ShadowReport, ShadowWriter
@@ -121,6 +121,8 @@ class LiveScheduler:
     identity: str = field(default_factory=socket.gethostname)
     shadow: bool = False
     """Write nothing (``ShadowWriter``): shadow mode."""
+    timing: Timing = field(default_factory=Timing)
+    """The informers' watch timeouts."""
     cluster: LiveCluster = field(init=False)
     writer: LiveWriter | ShadowWriter = field(init=False)
     scheduler: Scheduler = field(init=False)
@@ -155,7 +157,11 @@ class LiveScheduler:
         rng = random.Random(self.seed)
         for res in INFORMED:
             informer = Informer(
-                self.client, res, _Feed(self.cluster, res.kind), rng=random.Random(rng.random())
+                self.client,
+                res,
+                _Feed(self.cluster, res.kind),
+                rng=random.Random(rng.random()),
+                timing=self.timing,
             )
             self.informers.append(informer.start())
         deadline = time.monotonic() + timeout

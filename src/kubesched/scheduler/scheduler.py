@@ -10,11 +10,15 @@ Backends (the simulated cluster, live mode) drive it:
 - ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
   on the backend's clock.
 
+A failed status patch after a failed attempt is logged and the pod stays
+queued (upstream logs "Error updating pod"); it never ends the loop.
+
 Upstream: pkg/scheduler/schedule_one.go and eventhandlers.go.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
@@ -60,6 +64,8 @@ from kubesched.scheduler.schedule_one import (
     ScheduleResult,
     SchedulingError,
 )
+
+log = logging.getLogger(__name__)
 
 NOTE_LENGTH_LIMIT: Final = 1024
 CLEAR_NOMINATED_NODE: Final = NominatingInfo("", NominatingMode.OVERRIDE)
@@ -471,11 +477,14 @@ class Scheduler:
         ):
             nnn = nominating.node_name
         if cached is not None and not cached.node_name:
-            self.writer.patch_pod_status(
-                cached,
-                condition=PodCondition("PodScheduled", "False", reason, message),
-                nominated_node_name=nnn,
-            )
+            try:
+                self.writer.patch_pod_status(
+                    cached,
+                    condition=PodCondition("PodScheduled", "False", reason, message),
+                    nominated_node_name=nnn,
+                )
+            except Exception as err:  # an API error (or the pod is gone): logged only
+                log.error("Error updating pod %s/%s: %s", pod.namespace, pod.name, err)
 
     # ------------------------------------------------------------------ introspection
     def pending_counts(self) -> dict[str, int]:
