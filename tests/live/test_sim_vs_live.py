@@ -256,7 +256,6 @@ def observe(api: ApiServerDouble, docs: list[Obj], done: list[tuple[str, str, An
             out.placement[name] = pod["spec"].get("nodeName") or None
             if pod["status"].get("nominatedNodeName"):
                 out.still_nominated[name] = pod["status"]["nominatedNodeName"]
-    uids = {}
     for method, path, body in done:
         if not isinstance(body, dict):
             continue
@@ -264,7 +263,6 @@ def observe(api: ApiServerDouble, docs: list[Obj], done: list[tuple[str, str, An
             nominate(out, path.split("/")[-2], (body.get("status") or {}).get("nominatedNodeName"))
         elif method == "POST" and path.endswith("/events"):
             regarding = body["regarding"]["name"]
-            uids[body["regarding"]["uid"]] = regarding
             if body["reason"] == "Preempted":
                 out.victims[body["related"]["name"]].add(regarding)
             elif body["reason"] == "FailedScheduling":
@@ -274,7 +272,7 @@ def observe(api: ApiServerDouble, docs: list[Obj], done: list[tuple[str, str, An
 
 # --------------------------------------------------------------------------- tests
 
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "preemption-pdb.yaml": {
         "placement": {
             "a-guarded": "n1",
