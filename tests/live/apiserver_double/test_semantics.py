@@ -362,6 +362,21 @@ def test_binding_rules(wire: Wire) -> None:
     assert (no_target.status, no_target.body["message"]) == (500, "target.name: Required value")
 
 
+def test_binding_clears_the_nominated_node_name(wire: Wire) -> None:
+    # BindingREST.setPodNodeAndMetadata: ClearingNominatedNodeNameAfterBinding (beta and
+    # on by default since v1.35) empties status.nominatedNodeName with the binding.
+    make(wire, PODS, pod("p"))
+    patch = {"status": {"nominatedNodeName": "n2"}}
+    resp = wire.call(
+        "PATCH", f"{PODS}/p/status", patch, content_type="application/merge-patch+json"
+    )
+    assert resp.body["status"]["nominatedNodeName"] == "n2"
+    bind(wire, "p", "n1")
+    got = wire.call("GET", f"{PODS}/p").body
+    assert got["spec"]["nodeName"] == "n1"
+    assert "nominatedNodeName" not in got["status"]
+
+
 def test_watch_on_one_objects_url(api: ApiServerDouble, wire: Wire) -> None:
     make(wire, PODS, pod("a"))
     make(wire, PODS, pod("b"))

@@ -111,6 +111,8 @@ def bind(registry: Registry, namespace: str, name: str, body: Any) -> Obj:
                 "pods/binding", "", name, f"pod {name} has non-empty .spec.schedulingGates"
             )
         spec["nodeName"] = node
+        # ClearingNominatedNodeNameAfterBinding (beta, on by default since v1.35).
+        (pod.get("status") or {}).pop("nominatedNodeName", None)
         if meta.get("annotations"):
             pmeta.setdefault("annotations", {}).update(meta["annotations"])
         _set_condition(pod, "PodScheduled", "True", registry.clock.now())
