@@ -119,7 +119,11 @@ def machine() -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=None, help="Write the markdown table here too.")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="Write the markdown table here too (between its bench markers, if it has them).",
+    )
     ap.add_argument("--readme", default=None, help="Put the table between the README's markers.")
     ap.add_argument("--quick", action="store_true", help="Only the first row of each workload.")
     ap.add_argument("--repeat", type=int, default=1, help="Runs per row; the best is reported.")
@@ -177,7 +181,12 @@ def main() -> None:
     print()
     print(table)
     if args.out:
-        Path(args.out).write_text(table + "\n")
+        out = Path(args.out)
+        # A file with the markers (benchmarks/RESULTS.md) keeps its other sections.
+        if out.exists() and START in out.read_text():
+            replace_between_markers(out, table)
+        else:
+            out.write_text(table + "\n")
     if args.readme:
         replace_between_markers(Path(args.readme), table)
 

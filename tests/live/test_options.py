@@ -75,3 +75,14 @@ def test_token_bucket_allows_a_burst_then_qps() -> None:
     assert [bucket.take() for _ in range(3)] == [0.0, 0.0, 0.0]
     assert bucket.take() == pytest.approx(0.5)
     assert TokenBucket(0.0, 0).take() == 0.0
+
+
+def test_a_fresh_bucket_is_full_and_its_own() -> None:
+    now = [0.0]
+    bucket = TokenBucket(1.0, 1, clock=lambda: now[0], sleep=lambda s: None)
+    assert bucket.take() == 0.0
+    other = bucket.fresh()
+    assert (other.qps, other.burst) == (1.0, 1)
+    assert other.take() == 0.0
+    assert bucket.take() == pytest.approx(1.0)
+    assert other.take() == pytest.approx(1.0)

@@ -14,7 +14,7 @@ from kubesched.api.convert import convert_pod
 from kubesched.api.types import Pod, PodCondition
 from kubesched.framework.ports import NotFound
 from kubesched.live.apiserver_double import ApiServerDouble
-from kubesched.live.client import connect
+from kubesched.live.client import TokenBucket, connect
 from kubesched.live.writer import ApiCallError, LiveWriter, micro_time, rfc3339
 from tests.live.apiserver_double.wire import recordings_dir
 from tests.live.cluster_state import double, node, pod
@@ -200,3 +200,35 @@ def test_a_refused_event_is_logged_not_raised(
         w.event(p, "Normal", "Preempted", "Preempting", "first")
         w.event(p, "Normal", "Preempted", "Preempting", "same name again")  # 409 AlreadyExists
     assert any("already exists" in r.getMessage() for r in caplog.records)
+
+
+def test_events_do_not_spend_the_bindings_rate_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """upstream: the event client is a second clientset of the same configuration,
+    with a token bucket of its own."""
+    now = [0.0]
+    waits: list[float] = []
+
+    def sleep(s: float) -> None:
+        waits.append(s)
+        now[0] += s
+
+    class Bucket(TokenBucket):
+        def __init__(self, qps: float, burst: int, *_: object) -> None:
+            super().__init__(qps, burst, clock=lambda: now[0], sleep=sleep)
+
+    monkeypatch.setattr("kubesched.live.client.TokenBucket", Bucket)
+    with double(kubelet=False) as api:
+        api.create(node("n1", "2"))
+        api.create(pod("web-1", "500m"))
+        api.create(pod("web-2", "500m"))
+        client = connect(str(api.write_kubeconfig(tmp_path / "kc")), qps=1.0, burst=1)
+        w = LiveWriter(client, lambda: NOW, "kubesched", "kubesched-host")
+        first = typed(api, "web-1")
+        w.bind(first, "n1")
+        w.event(first, "Normal", "Scheduled", "Binding", "Successfully assigned default/web-1")
+        assert waits == []  # the event took a token of its own bucket
+        w.bind(typed(api, "web-2"), "n1")
+        assert waits == [pytest.approx(1.0)]  # the second binding waits for the first's
+        assert typed(api, "web-2").node_name == "n1"

@@ -134,6 +134,10 @@ class TokenBucket:
         self._last = clock()
         self._lock = threading.Lock()
 
+    def fresh(self) -> TokenBucket:
+        """A full bucket of the same ``qps`` and ``burst`` (and clock)."""
+        return type(self)(self.qps, self.burst, self._clock, self._sleep)
+
     def take(self) -> float:
         """Wait for a token; the seconds waited."""
         if self.qps <= 0:
@@ -211,6 +215,12 @@ class KubeClient:
         """The server's URL."""
         self.source = source
         """Where the configuration came from (a kubeconfig path, or in-cluster)."""
+
+    def with_own_limit(self) -> KubeClient:
+        """This client's connections with a rate limiter of its own (same qps and
+        burst): kube-scheduler's event client, a second clientset of the same
+        configuration, whose requests do not spend the scheduler's budget."""
+        return KubeClient(self._api, self.host, self.source, self._limiter.fresh())
 
     def _send(
         self,

@@ -17,7 +17,10 @@
   as client-go's recorder names them, from ``reportingController`` (the
   profile's scheduler name) and ``reportingInstance``
   (``<controller>-<hostname>``). Best effort, as client-go's recorder: a
-  refused event is logged, never raised. (No series aggregation yet.)
+  refused event is logged, never raised. (No series aggregation yet.) Events
+  go through their own rate limiter (``KubeClient.with_own_limit``: upstream's
+  separate event client), so they never delay a binding; they are still sent
+  synchronously (upstream's broadcaster sends them from a goroutine).
 
 A pod that is gone (404, or 409 on the UID precondition) raises
 ``framework.ports.NotFound``: the preemption executor treats that victim as
@@ -80,13 +83,16 @@ class LiveWriter:
         reporting_instance: str,
     ) -> None:
         self._client = client
+        self._events = client.with_own_limit()
         self._now = clock
         self.reporting_controller = reporting_controller
         self.reporting_instance = reporting_instance
 
-    def _call(self, what: str, method: str, path: str, **kwargs: Any) -> Raw:
+    def _call(
+        self, what: str, method: str, path: str, client: KubeClient | None = None, **kwargs: Any
+    ) -> Raw:
         try:
-            return self._client.request(method, path, what=what, **kwargs)
+            return (client or self._client).request(method, path, what=what, **kwargs)
         except ClusterError as err:
             if err.status == 0:
                 raise ApiCallError(str(err), 0, "") from None
@@ -183,6 +189,7 @@ class LiveWriter:
                 what,
                 "POST",
                 f"/apis/events.k8s.io/v1/namespaces/{regarding.namespace}/events",
+                self._events,
                 body=body,
             )
         except ApiCallError as err:  # events are best effort, as client-go's recorder
