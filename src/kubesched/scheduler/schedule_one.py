@@ -70,9 +70,21 @@ class ScheduleResult:
     feasible_nodes: int
     scores: dict[str, int] = field(default_factory=dict)
     """Per-plugin weighted scores of the chosen node (empty when not scored)."""
-    ties: tuple[str, ...] = ()
-    """Every node with the chosen node's total score, when there was a tie (the
-    pick among them is random, as upstream's selectHost)."""
+    tied_rows: IntArray | None = None
+    """Table rows of every node with the chosen node's total score, when there
+    was a tie (the pick among them is random, as upstream's selectHost)."""
+    names: list[str] | None = None
+    """The table's row names when ``tied_rows`` is set (read ``ties`` within the
+    cycle: rows are reused once nodes change)."""
+
+    @property
+    def ties(self) -> tuple[str, ...]:
+        """The tied nodes' names (computed on demand: thousands of identical
+        nodes tie in a large cluster, and only shadow mode asks)."""
+        if self.tied_rows is None or self.names is None:
+            return ()
+        names = self.names
+        return tuple(names[r] for r in self.tied_rows.tolist())
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -122,7 +134,8 @@ class ScheduleOne:
             len(feasible) + len(diagnosis.node_to_status),
             len(feasible),
             {name: int(s[row if by_slot else idx]) * w for name, w, s, by_slot in parts},
-            tuple(table.names[int(feasible[i])] for i in tied) if len(tied) > 1 else (),
+            feasible.take(tied) if len(tied) > 1 else None,
+            table.names if len(tied) > 1 else None,
         )
 
     # ------------------------------------------------------------------ filtering
