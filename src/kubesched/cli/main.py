@@ -1,8 +1,10 @@
 """``kubesched`` command line.
 
 Exit codes: 0 the command completed; 2 bad input or bad flags (one line on
-stderr naming file, object and field); 4 a live cluster could not be read (one
-line naming the request and the server's answer); 1 an internal error.
+stderr naming file, object and field); 3 a ``--assert`` gate was violated (the
+output is complete; one line per violated gate on stderr); 4 a live cluster
+could not be read (one line naming the request and the server's answer); 1 an
+internal error.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_INTERNAL = 1
 EXIT_INPUT = 2
+EXIT_ASSERT = 3
 
 
 def fail_input(message: str) -> NoReturn:
@@ -139,6 +142,14 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="Start from a live cluster's state (as `kubesched snapshot` reads it); "
     "-f adds what-if objects.",
 )
+@click.option(
+    "--assert",
+    "assertions",
+    multiple=True,
+    metavar="EXPR",
+    help="A CI gate, e.g. 'pending(priority>=1000) == 0', 'preemptions <= 5', "
+    "'delay.p99 <= 30s' (docs/simulate-interface.md); repeatable; violated: exit 3.",
+)
 @live_commands.cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
@@ -154,6 +165,7 @@ def simulate(
     max_objects: int,
     trace_spec: str | None,
     from_cluster: bool,
+    assertions: tuple[str, ...],
     kubeconfig: str | None,
     context: str | None,
     **trace_values: Any,
@@ -162,6 +174,8 @@ def simulate(
     report every decision."""
     from kubesched.cli import render
     from kubesched.cli.input_warnings import warning_lines
+    from kubesched.driver.gates import GateError
+    from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.loop import DEFAULT_HORIZON
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
@@ -170,6 +184,10 @@ def simulate(
         gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         fail_input(f"--feature-gates: {err}")
+    try:
+        checks = [parse_gate(a) for a in assertions]
+    except GateError as err:
+        fail_input(f"--assert {err}")
 
     horizon = DEFAULT_HORIZON
     _trace = None
@@ -240,6 +258,7 @@ def simulate(
         else:
             for line in render.to_jsonl(doc):
                 out.write(line)
+        _enforce(checks, doc)
         return
     if watch:
         out.write(render.watch_table(run.record))
@@ -248,6 +267,20 @@ def simulate(
     click.echo(render.summary_line(run.record, run.end_time, wall), err=True)
     if trace_spec is not None:
         trace_commands.echo_replay_summary(run)
+    if checks:
+        _enforce(checks, run.result())
+
+
+def _enforce(checks: list[Any], doc: dict[str, Any]) -> None:
+    """Report violated ``--assert`` gates on stderr and exit 3 (after the output)."""
+    from kubesched.driver.gates import check
+
+    violated = check(doc, checks)
+    for v in violated:
+        click.echo(v.message(), err=True)
+    if violated:
+        sys.stdout.flush()
+        sys.exit(EXIT_ASSERT)
 
 
 main.add_command(trace_commands.import_, name="import")
