@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -270,3 +271,30 @@ def test_to_jsonl_event_lines_are_typed_event() -> None:
     doc = document()
     lines = [json.loads(ln) for ln in to_jsonl(doc)]
     assert sum(1 for x in lines if x["type"] == "event") == len(doc["events"])
+
+
+def test_to_jsonl_is_in_time_order_with_watch_changes() -> None:
+    """Changes, preemptions and events merged by time (at one time in that
+    order), then the pods, then the result."""
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    seed = Path(__file__).resolve().parents[2] / "examples" / "preemption" / "seed-nginx.yaml"
+    r = CliRunner().invoke(main, ["simulate", "-f", str(seed), "-o", "jsonl", "--watch"])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(ln) for ln in r.stdout.splitlines()]
+    kinds = [x["type"] for x in lines]
+    timed = [x for x in lines if x["type"] in ("change", "preemption", "event")]
+    rank = {"change": 0, "preemption": 1, "event": 2}
+    keys = [(x["time"], rank[x["type"]]) for x in timed]
+    assert keys == sorted(keys)
+    assert kinds[len(timed) :] == ["pod"] * (len(kinds) - len(timed) - 1) + ["result"]
+    plain = CliRunner().invoke(main, ["simulate", "-f", str(seed), "-o", "jsonl"])
+    plain_lines = [json.loads(ln) for ln in plain.stdout.splitlines()]
+    assert [x for x in lines if x["type"] != "change"] == plain_lines
+    # the changes are the --watch table's rows
+    watch = CliRunner().invoke(main, ["simulate", "-f", str(seed), "--watch"])
+    rows = [ln.split() for ln in watch.stdout.split("\n\n")[0].splitlines()[1:]]
+    changes = [x for x in lines if x["type"] == "change"]
+    assert [(r[2], r[4]) for r in rows] == [(c["name"], c["status"]) for c in changes]

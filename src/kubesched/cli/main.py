@@ -256,7 +256,8 @@ def simulate(
         elif output == "yaml":
             out.write(render.to_yaml(doc))
         else:
-            for line in render.to_jsonl(doc):
+            changes = run.record.watch_lines if watch else ()
+            for line in render.to_jsonl(doc, changes):
                 out.write(line)
         _enforce(checks, doc)
         return

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.types import NANOS, Pod
-from kubesched.driver.record import PodLife, RunRecord
+from kubesched.driver.record import PodLife, RunRecord, WatchLine
 from kubesched.driver.report import sorted_lives
 
 NONE = "<none>"
@@ -176,13 +176,33 @@ def to_yaml(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
 
 
-def to_jsonl(doc: dict[str, Any]) -> Iterable[str]:
-    for e in doc["events"]:
+def to_jsonl(doc: dict[str, Any], changes: Sequence[WatchLine] = ()) -> Iterable[str]:
+    """The document as JSON lines in time order: ``change`` lines (the pod changes
+    ``--watch`` shows), ``preemption`` and ``event`` lines merged by time (at one
+    time: changes, then preemptions, then events, each in recorded order); then
+    one ``pod`` line per pod (its final state) and the ``result`` line last."""
+    timed: list[tuple[float, int, int, dict[str, Any]]] = []
+    for i, c in enumerate(changes):
+        p = c.pod
+        line: dict[str, Any] = {
+            "type": "change",
+            "time": c.time / NANOS,
+            "namespace": p.namespace,
+            "name": p.name,
+            "priority": p.priority,
+            "status": pod_status(p),
+            "nodeName": p.node_name or None,
+            "nominatedNodeName": p.nominated_node_name or None,
+        }
+        timed.append((c.time / NANOS, 0, i, line))
+    for i, p in enumerate(doc["preemptions"]):
+        timed.append((p["time"], 1, i, {"type": "preemption", **p}))
+    for i, e in enumerate(doc["events"]):
         rest = {k: v for k, v in e.items() if k != "type"}
-        line = {"type": "event", "eventType": e["type"], **rest}
+        timed.append((e["time"], 2, i, {"type": "event", "eventType": e["type"], **rest}))
+    timed.sort(key=lambda t: t[:3])
+    for *_, line in timed:
         yield json.dumps(line, ensure_ascii=False) + "\n"
-    for p in doc["preemptions"]:
-        yield json.dumps({"type": "preemption", **p}, ensure_ascii=False) + "\n"
     for p in doc["pods"]:
         yield json.dumps({"type": "pod", **p}, ensure_ascii=False) + "\n"
     summary = {k: v for k, v in doc.items() if k not in ("pods", "events", "preemptions")}
