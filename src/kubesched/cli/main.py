@@ -143,6 +143,13 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     "-f adds what-if objects.",
 )
 @click.option(
+    "--show",
+    "show",
+    multiple=True,
+    type=click.Choice(["nodes"]),
+    help="nodes: each node's requested/allocatable and pods (a table; `nodes` in -o json/yaml).",
+)
+@click.option(
     "--assert",
     "assertions",
     multiple=True,
@@ -166,6 +173,7 @@ def simulate(
     trace_spec: str | None,
     from_cluster: bool,
     assertions: tuple[str, ...],
+    show: tuple[str, ...],
     kubeconfig: str | None,
     context: str | None,
     **trace_values: Any,
@@ -177,6 +185,7 @@ def simulate(
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.loop import DEFAULT_HORIZON
+    from kubesched.driver.nodes_report import node_entries
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
 
@@ -251,6 +260,8 @@ def simulate(
         doc = run.result()
         if trace_spec is not None:
             doc["replay"] = summarize_run(run)
+        if "nodes" in show:
+            doc["nodes"] = node_entries(run.record)
         if output == "json":
             out.write(render.to_json(doc))
         elif output == "yaml":
@@ -265,6 +276,9 @@ def simulate(
         out.write(render.watch_table(run.record))
         out.write("\n")
     out.write(render.pods_table(run.record, run.end_time, wide=output == "wide"))
+    if "nodes" in show:
+        out.write("\n")
+        out.write(render.nodes_table(node_entries(run.record)))
     click.echo(render.summary_line(run.record, run.end_time, wall), err=True)
     if trace_spec is not None:
         trace_commands.echo_replay_summary(run)

@@ -113,6 +113,24 @@ def _pod_row(rec: PodLife, end_time: int, wide: bool) -> list[str]:
     return row
 
 
+def nodes_table(nodes: Sequence[dict[str, Any]]) -> str:
+    """``--show nodes``: requested / allocatable of cpu, memory and pods per node
+    (the ``nodes`` entries of the result)."""
+    rows = [["NODE", "STATUS", "CPU", "MEMORY", "PODS"]]
+    for n in nodes:
+        alloc, used = n["allocatable"], n["requested"]
+        rows.append(
+            [
+                n["name"],
+                "SchedulingDisabled" if n["unschedulable"] else "Ready",
+                f"{used.get('cpu', '0')}/{alloc.get('cpu', '0')}",
+                f"{used.get('memory', '0')}/{alloc.get('memory', '0')}",
+                f"{used.get('pods', '0')}/{alloc.get('pods', '0')}",
+            ]
+        )
+    return tabulate(rows)
+
+
 def watch_table(record: RunRecord) -> str:
     rows: list[list[str]] = [
         ["TIME", "NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
