@@ -143,6 +143,15 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     "-f adds what-if objects.",
 )
 @click.option(
+    "-n", "--namespace", default=None, help="Show only this namespace's pods in the tables."
+)
+@click.option(
+    "-l",
+    "--selector",
+    default=None,
+    help="Show only pods matching this label selector in the tables (app=web,tier!=db).",
+)
+@click.option(
     "--show",
     "show",
     multiple=True,
@@ -174,12 +183,15 @@ def simulate(
     from_cluster: bool,
     assertions: tuple[str, ...],
     show: tuple[str, ...],
+    namespace: str | None,
+    selector: str | None,
     kubeconfig: str | None,
     context: str | None,
     **trace_values: Any,
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
+    from kubesched.api.selector_text import parse_selector_text
     from kubesched.cli import render
     from kubesched.cli.input_warnings import warning_lines
     from kubesched.driver.gates import GateError
@@ -197,6 +209,12 @@ def simulate(
         checks = [parse_gate(a) for a in assertions]
     except GateError as err:
         fail_input(f"--assert {err}")
+    try:
+        keep = render.pod_filter(
+            namespace, parse_selector_text(selector) if selector is not None else None
+        )
+    except ValueError as err:
+        fail_input(f"--selector: {err}")
 
     horizon = DEFAULT_HORIZON
     _trace = None
@@ -273,9 +291,9 @@ def simulate(
         _enforce(checks, doc)
         return
     if watch:
-        out.write(render.watch_table(run.record))
+        out.write(render.watch_table(run.record, keep))
         out.write("\n")
-    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide"))
+    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide", keep=keep))
     if "nodes" in show:
         out.write("\n")
         out.write(render.nodes_table(node_entries(run.record)))

@@ -5,12 +5,13 @@ The tables read a run's ``RunRecord`` (``kubesched.driver.record``), never a bac
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import yaml
 
-from kubesched.api.types import NANOS, Pod
+from kubesched.api.selectors import label_selector_matches
+from kubesched.api.types import NANOS, LabelSelector, Pod
 from kubesched.driver.record import PodLife, RunRecord, WatchLine
 from kubesched.driver.report import sorted_lives
 
@@ -60,6 +61,23 @@ def pod_status(pod: Pod) -> str:
     return pod.phase
 
 
+PodFilter = Callable[[Pod], bool]
+"""Which pods a table shows."""
+
+
+def pod_filter(namespace: str | None, selector: LabelSelector | None) -> PodFilter | None:
+    """``-n`` and ``-l`` as kubectl applies them (None: every pod)."""
+    if namespace is None and selector is None:
+        return None
+
+    def keep(pod: Pod) -> bool:
+        if namespace is not None and pod.namespace != namespace:
+            return False
+        return selector is None or label_selector_matches(selector, pod.labels)
+
+    return keep
+
+
 def tabulate(rows: Sequence[Sequence[str]]) -> str:
     """Columns padded like kubectl's tabwriter (3 spaces between columns)."""
     if not rows:
@@ -79,13 +97,18 @@ def format_seconds(ns: int) -> str:
     return ("-" if ns < 0 else "") + text + "s"
 
 
-def pods_table(record: RunRecord, end_time: int, wide: bool = False) -> str:
+def pods_table(
+    record: RunRecord, end_time: int, wide: bool = False, keep: PodFilter | None = None
+) -> str:
+    """kubectl-like pod rows; ``keep`` (``-n``/``-l``) selects the pods shown."""
     header = ["NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
     if wide:
         header += ["CREATED", "SCHEDULED", "DELETED", "REASON"]
     rows: list[list[str]] = [header]
     for rec in sorted_lives(record):
         if rec.deleted_at is not None and not wide:
+            continue
+        if keep is not None and not keep(rec.pod):
             continue
         rows.append(_pod_row(rec, end_time, wide))
     return tabulate(rows)
@@ -131,12 +154,14 @@ def nodes_table(nodes: Sequence[dict[str, Any]]) -> str:
     return tabulate(rows)
 
 
-def watch_table(record: RunRecord) -> str:
+def watch_table(record: RunRecord, keep: PodFilter | None = None) -> str:
     rows: list[list[str]] = [
         ["TIME", "NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
     ]
     for line in record.watch_lines:
         p = line.pod
+        if keep is not None and not keep(p):
+            continue
         rows.append(
             [
                 format_seconds(line.time),
