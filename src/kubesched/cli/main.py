@@ -152,6 +152,13 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="Show only pods matching this label selector in the tables (app=web,tier!=db).",
 )
 @click.option(
+    "--report",
+    "report_file",
+    default=None,
+    metavar="FILE.html",
+    help="Also write a self-contained HTML report (plots) of the run.",
+)
+@click.option(
     "--show",
     "show",
     multiple=True,
@@ -183,6 +190,7 @@ def simulate(
     from_cluster: bool,
     assertions: tuple[str, ...],
     show: tuple[str, ...],
+    report_file: str | None,
     namespace: str | None,
     selector: str | None,
     kubeconfig: str | None,
@@ -197,7 +205,7 @@ def simulate(
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.loop import DEFAULT_HORIZON
-    from kubesched.driver.nodes_report import node_entries
+    from kubesched.driver.nodes_report import add_requests, node_entries
     from kubesched.scheduler.registry import parse_feature_gates
     from kubesched.sim.scenario import load_scenario, run_scenario
 
@@ -273,6 +281,8 @@ def simulate(
             progress=progress.update,
         )
     wall = time.perf_counter() - started
+    if report_file is not None:
+        write_report(report_file, run.result(), run.record)
     out = click.get_text_stream("stdout")
     if output in ("json", "yaml", "jsonl"):
         doc = run.result()
@@ -280,6 +290,7 @@ def simulate(
             doc["replay"] = summarize_run(run)
         if "nodes" in show:
             doc["nodes"] = node_entries(run.record)
+            add_requests(doc, run.record)
         if output == "json":
             out.write(render.to_json(doc))
         elif output == "yaml":
@@ -302,6 +313,46 @@ def simulate(
         trace_commands.echo_replay_summary(run)
     if checks:
         _enforce(checks, run.result())
+
+
+def write_report(path: str, doc: dict[str, Any], record: Any) -> None:
+    """The HTML report of ``doc`` (with each node and pod's requests) to ``path``."""
+    from kubesched.driver.nodes_report import add_requests, node_entries
+    from kubesched.report.html import render
+
+    doc = {**doc, "pods": [dict(p) for p in doc["pods"]], "nodes": node_entries(record)}
+    add_requests(doc, record)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(render(doc))
+    except OSError as err:
+        fail_input(f"--report {path}: {err.strerror}")
+
+
+@main.command("report")
+@click.argument("result_file", metavar="RESULT.json")
+@click.option("-o", "--output", "html_file", required=True, metavar="FILE.html")
+def report(result_file: str, html_file: str) -> None:
+    """Write the HTML report of a saved SimulationResult (-o json or yaml)."""
+    import yaml
+
+    from kubesched.report.html import render
+
+    try:
+        with open(result_file, encoding="utf-8") as f:
+            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except OSError as err:
+        fail_input(f"{result_file}: {err.strerror}")
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or "not YAML or JSON"
+        fail_input(f"{result_file}: not a SimulationResult document ({problem})")
+    if not isinstance(doc, dict) or doc.get("kind") != "SimulationResult":
+        fail_input(f"{result_file}: not a SimulationResult document")
+    try:
+        with open(html_file, "w", encoding="utf-8") as f:
+            f.write(render(doc))
+    except OSError as err:
+        fail_input(f"-o {html_file}: {err.strerror}")
 
 
 def _enforce(checks: list[Any], doc: dict[str, Any]) -> None:

@@ -59,3 +59,14 @@ def node_entries(record: RunRecord) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def add_requests(doc: dict[str, Any], record: RunRecord) -> None:
+    """Give each of ``doc``'s pods its effective ``requests`` (canonical
+    quantities; with ``--show nodes``, for the report's allocation plot)."""
+    lives = record.lives
+    for entry in doc["pods"]:
+        life = lives.get(entry["uid"])
+        if life is not None:
+            reqs = pod_requests(life.pod.spec)
+            entry["requests"] = {k: amount(k, v) for k, v in sorted(reqs.items())}

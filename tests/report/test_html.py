@@ -1,0 +1,106 @@
+"""The HTML report (report/html.py) opened in a real headless Chromium (Debian's
+``chromium``): every plot drew its SVG with marks in it, the page logged nothing
+to the console, and a screenshot is saved under ``test-output/`` (CI keeps it
+as an artifact). Skipped where no Chromium is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kubesched.cli.main import main
+from kubesched.report.html import render
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "preemption" / "pdb-steering.yaml"
+OUTPUT = ROOT / "test-output"
+PLOTS = ("timeline", "pending", "allocation", "delay", "victims")
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
+
+
+def headless(browser: str, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,3200",
+            *extra,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def write_report(tmp_path: Path) -> Path:
+    page = tmp_path / "report.html"
+    r = CliRunner().invoke(
+        main, ["simulate", "-f", str(EXAMPLE), "--explain", "--report", str(page)]
+    )
+    assert r.exit_code == 0, r.output
+    return page
+
+
+def test_every_plot_renders_in_chromium(tmp_path: Path) -> None:
+    browser = chromium()
+    page = write_report(tmp_path)
+    dom = headless(browser, page.as_uri(), "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    for plot in PLOTS:
+        start = html.index(f'id="{plot}"')
+        block = html[start : html.find('<div class="plot">', start) if plot != PLOTS[-1] else None]
+        assert '<svg class="main-svg"' in block, f"{plot}: no SVG drawn"
+        marks = len(re.findall(r'class="(?:point|trace bars|trace scatter|trace boxes)', block))
+        assert marks > 0, f"{plot}: an empty plot"
+    console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert console == []
+    OUTPUT.mkdir(exist_ok=True)
+    shot = OUTPUT / "report-screenshot.png"
+    taken = headless(browser, page.as_uri(), f"--screenshot={shot}")
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000
+
+
+def test_the_report_is_self_contained_and_deterministic(tmp_path: Path) -> None:
+    page = write_report(tmp_path).read_text()
+    assert page == write_report(tmp_path).read_text()
+    assert "<script src=" not in page and "cdn." not in page  # plotly.js is inlined
+    for plot in PLOTS:
+        assert f'id="{plot}"' in page
+    assert 'href="#why-default/api-server"' in page  # preemption linked to its explanation
+
+
+def test_report_command_reads_a_saved_result(tmp_path: Path) -> None:
+    runner = CliRunner()
+    saved = runner.invoke(main, ["simulate", "-f", str(EXAMPLE), "-o", "json", "--show", "nodes"])
+    (tmp_path / "result.json").write_text(saved.stdout)
+    doc: dict[str, Any] = json.loads(saved.stdout)
+    r = runner.invoke(
+        main, ["report", str(tmp_path / "result.json"), "-o", str(tmp_path / "r.html")]
+    )
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "r.html").read_text() == render(doc)
+    bad = runner.invoke(main, ["report", str(EXAMPLE), "-o", str(tmp_path / "x.html")])
+    assert bad.exit_code == 2
+    assert "not a SimulationResult document" in bad.stderr
