@@ -20,7 +20,7 @@ from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import bench_command, live_commands, trace_commands
+from kubesched.cli import bench_command, explain_command, live_commands, trace_commands
 from kubesched.cli.params import SizeType
 from kubesched.sim.traces.summary import summarize_run
 
@@ -139,6 +139,11 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="Start from a live cluster's state (as `kubesched snapshot` reads it); "
     "-f adds what-if objects.",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add why every scheduling attempt ended as it did (the result's explanations).",
+)
 @live_commands.cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
@@ -154,6 +159,7 @@ def simulate(
     max_objects: int,
     trace_spec: str | None,
     from_cluster: bool,
+    explain: bool,
     kubeconfig: str | None,
     context: str | None,
     **trace_values: Any,
@@ -161,10 +167,11 @@ def simulate(
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
     from kubesched.cli import render
-    from kubesched.cli.input_warnings import warning_lines
+    from kubesched.cli.explain_command import pending_reasons
+    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
     from kubesched.driver.loop import DEFAULT_HORIZON
     from kubesched.scheduler.registry import parse_feature_gates
-    from kubesched.sim.scenario import load_scenario, run_scenario
+    from kubesched.sim.scenario import run_scenario
 
     try:
         gates = parse_feature_gates(feature_gates)
@@ -180,16 +187,9 @@ def simulate(
         fail_input("--from-cluster and --trace: use one of them")
     if (kubeconfig or context) and not from_cluster:
         fail_input("--kubeconfig and --context need --from-cluster")
-    first = (
-        live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
-        if from_cluster
-        else []
-    )
     try:
         if trace_spec is None:
-            scenario = load_scenario(
-                list(files), config_file=config_file, stdin=sys.stdin, limits=limits, first=first
-            )
+            scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
         else:
             options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
             scenario, _trace, horizon = trace_commands.load_trace_scenario(
@@ -201,17 +201,8 @@ def simulate(
                 limits=limits,
             )
     except MemoryError:
-        # Within the caps, yet more than this process may use (a ulimit, a small machine).
-        raise InputError(
-            "out of memory reading the input (lower --max-input-bytes or --max-objects)"
-        ) from None
-    if scenario.ignored:
-        items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
-        parts = ", ".join(f"{n} {k}" for k, n in items)
-        total = sum(scenario.ignored.values())
-        click.echo(f"ignored {total} objects: {parts}", err=True)
-    for line in warning_lines(scenario):
-        click.echo(f"warning: {line}", err=True)
+        raise InputError(OUT_OF_MEMORY) from None
+    echo_input_notes(scenario)
     started = time.perf_counter()
     end = horizon if until is None else min(until, horizon)
     if _trace is not None:
@@ -226,6 +217,7 @@ def simulate(
             feature_gates=gates,
             horizon=horizon,
             progress=progress.update,
+            explain=explain or output == "wide",
         )
     wall = time.perf_counter() - started
     out = click.get_text_stream("stdout")
@@ -244,12 +236,14 @@ def simulate(
     if watch:
         out.write(render.watch_table(run.record))
         out.write("\n")
-    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide"))
+    reasons = pending_reasons(run.explanations) if run.explanations is not None else None
+    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide", reasons=reasons))
     click.echo(render.summary_line(run.record, run.end_time, wall), err=True)
     if trace_spec is not None:
         trace_commands.echo_replay_summary(run)
 
 
+main.add_command(explain_command.explain, name="explain")
 main.add_command(trace_commands.import_, name="import")
 main.add_command(bench_command.bench_cmd, name="bench")
 main.add_command(live_commands.snapshot, name="snapshot")

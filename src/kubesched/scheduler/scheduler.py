@@ -88,8 +88,11 @@ class DecisionObserver(Protocol):
     def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
         """The pod is bound (or would be) to ``result.suggested_host``."""
 
-    def unschedulable(self, pod: Pod, status: Status) -> None:
-        """A scheduling attempt failed with ``status``."""
+    def unschedulable(
+        self, pod: Pod, status: Status, fit: FitError | None, nominated_node: str
+    ) -> None:
+        """A scheduling attempt failed with ``status``; ``fit`` is its diagnosis
+        when no node fit, ``nominated_node`` the node preemption nominated ("")."""
 
 
 class Scheduler:
@@ -464,7 +467,10 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
         self.queue.add_nominated_pod(qpi.pod_info, nominating)
         if self.observer is not None:
-            self.observer.unschedulable(pod, status)
+            nominated = ""
+            if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
+                nominated = nominating.node_name
+            self.observer.unschedulable(pod, status, fit, nominated)
         message = status.message()
         self.recorder.event(
             pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message)

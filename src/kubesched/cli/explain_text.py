@@ -1,0 +1,112 @@
+"""``kubesched explain``'s text: one pod's life and its attempts, laid out like
+``kubectl describe pod`` (``Key:  value`` lines, indented sections).
+
+Reads only plain data: the pod's entry of the SimulationResult (``pods[]``)
+and its entry of ``explanations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kubesched.cli.render import tabulate
+
+
+def _field(key: str, value: object, indent: str = "") -> str:
+    return f"{indent}{key + ':':<21}{value}"
+
+
+def _seconds(t: float | None) -> str:
+    return "<none>" if t is None else f"{t:g}s"
+
+
+def describe(
+    pod: dict[str, Any],
+    explanation: dict[str, Any] | None,
+    preemptions: Sequence[dict[str, Any]] = (),
+) -> str:
+    """The text for one pod life; ``preemptions`` are the result's entries in
+    which the pod preempted or was a victim."""
+    lines = [
+        _field("Name", pod["name"]),
+        _field("Namespace", pod["namespace"]),
+        _field("UID", pod["uid"]),
+        _field("Priority", pod["priority"]),
+        _field("Priority Class Name", pod["priorityClassName"] or "<none>"),
+        _field("Status", pod["phase"]),
+        _field("Node", pod["nodeName"] or "<none>"),
+        _field("Nominated Node", pod["nominatedNodeName"] or "<none>"),
+        _field("Created", _seconds(pod["createdAt"])),
+        _field("Scheduled", _seconds(pod["scheduledAt"])),
+    ]
+    if pod["deletedAt"] is not None:
+        lines.append(_field("Deleted", f"{_seconds(pod['deletedAt'])} ({pod['deletionReason']})"))
+    me = f"{pod['namespace']}/{pod['name']}"
+    for p in preemptions:
+        if p["preemptor"] == me:
+            victims = ", ".join(p["victims"])
+            lines.append(
+                _field("Preempted", f"{victims} on {p['node']} at {_seconds(p['time'])}")
+                + f" ({p['numPDBViolations']} PDB violation(s))"
+            )
+        else:
+            lines.append(
+                _field("Preempted By", f"{p['preemptor']} on {p['node']} at {_seconds(p['time'])}")
+            )
+    if explanation is None:
+        lines.append(_field("Attempts", "none (never popped from the scheduling queue)"))
+        return "\n".join(lines) + "\n"
+    history: Sequence[dict[str, Any]] = explanation["history"]
+    shown = "" if len(history) == explanation["attempts"] else f" ({len(history)} kept)"
+    lines.append(_field("Attempts", f"{explanation['attempts']}{shown}"))
+    for attempt in history:
+        lines.append("")
+        lines.extend(_attempt(attempt))
+    return "\n".join(lines) + "\n"
+
+
+def _attempt(a: dict[str, Any]) -> list[str]:
+    head = f"Attempt {a['attempt']} at {_seconds(a['time'])}: {a['result']}"
+    if a["result"] == "Scheduled":
+        out = [head + f" on {a['node']}"]
+        out.append(f"  {a['feasibleNodes']} feasible of {a['evaluatedNodes']} evaluated node(s)")
+        if a.get("tiedNodes"):
+            sample = ", ".join(a["sampleTiedNodes"])
+            out.append(
+                f"  {a['tiedNodes']} node(s) tied for the best score ({sample}, ...);"
+                " the pick among them is random, as upstream's"
+            )
+        if a["scores"]:
+            out.append("  Scores of the chosen node (weighted):")
+            out.extend(f"    {p:<32}{s}" for p, s in a["scores"].items())
+        return out
+    out = [head, f"  Message: {a['message']}"]
+    if "preFilter" in a:
+        pf = a["preFilter"]
+        plugins = ", ".join(pf["plugins"]) or "<none>"
+        out.append(f"  Rejected at PreFilter by {plugins}: {pf['message']}")
+    if a.get("reasons"):
+        out.append("  Why, by plugin (nodes):")
+        rows = [["PLUGIN", "CODE", "REASON", "NODES", "FOR EXAMPLE"]]
+        for g in a["reasons"]:
+            rows.append(
+                [
+                    g["plugin"] or "<none>",
+                    g["code"],
+                    g["reason"],
+                    str(g["nodes"]),
+                    ", ".join(g["sampleNodes"]) or "-",
+                ]
+            )
+        out.extend("    " + line for line in tabulate(rows).splitlines())
+        if a["otherReasons"]:
+            out.append(f"    ... and {a['otherReasons']} more reason(s)")
+        out.append(
+            f"  Preemption may help on {a['preemptionMayHelp']} node(s)"
+            f" (Unschedulable); cannot on {a['preemptionCannotHelp']}"
+            " (UnschedulableAndUnresolvable)"
+        )
+    if "nominatedNode" in a:
+        out.append(f"  Preemption nominated node {a['nominatedNode']}")
+    return out
