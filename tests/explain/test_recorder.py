@@ -10,7 +10,9 @@ Each world of ``tests/runtime/paths_world`` is scheduled end to end with the
 - a failed attempt's groups add up to the FitError message's histogram (the
   numbers before each reason), the dominant reason is a largest group, and
   each group names min(3, its nodes) of the world's nodes;
-- a nomination is the node of the preemption recorded at that moment.
+- a nomination is the node of the preemption recorded at that moment, the
+  explained candidate's victims and PDB violations are that preemption's, and
+  the criterion reported separates the chosen candidate from the runner-up.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework.config import Profile
+from tests.explain.test_preemption import check_decision
 from tests.hypothesis_profiles import scaled
 from tests.runtime.paths_world import World, guard_world, profiles, run_world, worlds
 from tests.scheduler.harness import in_tree_profile
@@ -49,6 +52,8 @@ def test_explanations_match_the_decisions() -> None:
     check()
     for what in ("scheduled", "failed", "nominated", "sampled"):
         assert seen[what], f"no run had a {what} attempt"
+    decided = [k for k in seen if k.startswith("decided by") and k != "decided by only candidate"]
+    assert decided, f"no preemption had two candidates: {seen}"
 
 
 def check_document(
@@ -83,12 +88,26 @@ def check_document(
                 check_failed(a, nodes, seen)
                 if "nominatedNode" in a:
                     seen["nominated"] += 1
-                    chosen = [
-                        p["node"]
+                    [record] = [
+                        p
                         for p in doc["preemptions"]
                         if p["preemptor"] == pod and p["time"] == a["time"]
                     ]
-                    assert chosen == [a["nominatedNode"]]
+                    assert record["node"] == a["nominatedNode"]
+                    check_preemption(a["preemption"], record, seen)
+
+
+def check_preemption(e: dict[str, Any], record: dict[str, Any], seen: Counter[str]) -> None:
+    """The explained choice is the preemption that happened, and its criterion
+    separates the chosen candidate from the runner-up."""
+    assert e["chosen"] == record["node"]
+    [chosen] = [c for c in e["candidates"] if c["node"] == e["chosen"]]
+    assert sorted(chosen["victims"]) == record["victims"]
+    assert chosen["pdbViolations"] == record["numPDBViolations"]
+    victims = {p["pod"] for p in e["chosenNodePods"] if p["verdict"] == "victim"}
+    assert victims == set(record["victims"])
+    check_decision(e)
+    seen[f"decided by {e['decidedBy']}"] += 1
 
 
 def check_failed(a: dict[str, Any], nodes: set[str], seen: Counter[str]) -> None:

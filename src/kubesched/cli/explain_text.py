@@ -107,6 +107,58 @@ def _attempt(a: dict[str, Any]) -> list[str]:
             f" (Unschedulable); cannot on {a['preemptionCannotHelp']}"
             " (UnschedulableAndUnresolvable)"
         )
+    if "preemption" in a:
+        out.extend(_preemption(a["preemption"]))
     if "nominatedNode" in a:
         out.append(f"  Preemption nominated node {a['nominatedNode']}")
+    return out
+
+
+def _preemption(p: dict[str, Any]) -> list[str]:
+    out = [
+        f"  Preemption: dry run from offset {p['offset']}, looking for {p['numCandidates']}"
+        f" candidate(s); found {p['candidatesFound']}"
+    ]
+    for r in p.get("dryRunRejected", []):
+        out.append(f"    not a candidate ({r['nodes']} node(s)): {r['reason']}")
+    if p.get("candidates"):
+        rows = [
+            [
+                "NODE",
+                "VICTIMS",
+                "PDB VIOLATIONS",
+                "HIGHEST PRIORITY",
+                "PRIORITY SUM",
+                "EARLIEST START",
+            ]
+        ]
+        for c in p["candidates"]:
+            start = "-" if c["earliestStartTime"] is None else f"{c['earliestStartTime']:g}s"
+            rows.append(
+                [
+                    c["node"],
+                    ", ".join(c["victims"]) or "-",
+                    str(c["pdbViolations"]),
+                    str(c["highestPriority"]),
+                    str(c["prioritySum"]),
+                    start,
+                ]
+            )
+        out.extend("    " + line for line in tabulate(rows).splitlines())
+    for n in p.get("narrowing", []):
+        names = ", ".join(n["sampleEliminated"])
+        out.append(f"    {n['criterion']}: eliminated {n['eliminated']} ({names})")
+    decided = p.get("decidedBy")
+    if "chosen" in p:
+        why = f"decided by {decided}" if decided else "decided by the plugin's own criteria"
+        if "runnerUp" in p:
+            why += (
+                f": {p['chosenValue']} against {p['runnerUpValue']} on {p['runnerUp']}"
+                " (the runner-up)"
+            )
+        elif "tiedCandidates" in p:
+            why += f" among {p['tiedCandidates']} equal candidates"
+        out.append(f"    Chose {p['chosen']}, {why}")
+        for pod in p["chosenNodePods"]:
+            out.append(f"      {pod['pod']} (priority {pod['priority']}): {pod['verdict']}")
     return out

@@ -14,7 +14,9 @@ from typing import Any, Final
 
 from kubesched.api.types import NANOS, Pod
 from kubesched.explain.pending import why_pending
+from kubesched.explain.preemption import why_preempted
 from kubesched.framework.ports import Clock
+from kubesched.framework.preemption import PreemptionOutcome
 from kubesched.framework.results import FitError
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.schedule_one import ScheduleResult
@@ -87,7 +89,12 @@ class ExplanationRecorder:
         self._entry(pod).add(attempt)
 
     def unschedulable(
-        self, pod: Pod, status: Status, fit: FitError | None, nominated_node: str
+        self,
+        pod: Pod,
+        status: Status,
+        fit: FitError | None,
+        nominated_node: str,
+        post_filter: object | None,
     ) -> None:
         attempt: dict[str, Any] = {
             "time": self.clock.now() / NANOS,
@@ -102,6 +109,8 @@ class ExplanationRecorder:
             attempt.update(why_pending(fit, self.node_names()))
         if nominated_node:
             attempt["nominatedNode"] = nominated_node
+        if isinstance(post_filter, PreemptionOutcome) and post_filter.candidate_set is not None:
+            attempt["preemption"] = why_preempted(post_filter, pod, self.clock.now())
         self._entry(pod).add(attempt)
 
     # -- reading ---------------------------------------------------------------

@@ -108,7 +108,12 @@ class ShadowReport(Collector):
         self.decisions[pod.uid] = Decision(result.suggested_host, result.ties, result.scores)
 
     def unschedulable(
-        self, pod: Pod, status: Status, fit: FitError | None, nominated_node: str
+        self,
+        pod: Pod,
+        status: Status,
+        fit: FitError | None,
+        nominated_node: str,
+        post_filter: object | None,
     ) -> None:
         self.decisions[pod.uid] = Decision("", message=status.message())
 

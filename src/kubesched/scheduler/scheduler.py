@@ -89,10 +89,17 @@ class DecisionObserver(Protocol):
         """The pod is bound (or would be) to ``result.suggested_host``."""
 
     def unschedulable(
-        self, pod: Pod, status: Status, fit: FitError | None, nominated_node: str
+        self,
+        pod: Pod,
+        status: Status,
+        fit: FitError | None,
+        nominated_node: str,
+        post_filter: object | None,
     ) -> None:
         """A scheduling attempt failed with ``status``; ``fit`` is its diagnosis
-        when no node fit, ``nominated_node`` the node preemption nominated ("")."""
+        when no node fit, ``nominated_node`` the node preemption nominated (""),
+        ``post_filter`` what PostFilter told of how it decided
+        (``PostFilterResult.explanation``)."""
 
 
 class Scheduler:
@@ -378,7 +385,10 @@ class Scheduler:
         )
         fit.diagnosis.post_filter_msg = status.message()
         nominating = result.nominating_info if result is not None else None
-        self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), nominating, fit)
+        explanation = result.explanation if result is not None else None
+        self._handle_failure(
+            fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), nominating, fit, explanation
+        )
 
     def _assume_and_bind(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult
@@ -441,9 +451,11 @@ class Scheduler:
         status: Status,
         nominating: NominatingInfo | None,
         fit: FitError | None = None,
+        post_filter: object | None = None,
     ) -> None:
         """Requeue, keep/clear the nomination, emit FailedScheduling and patch
-        PodScheduled=False (upstream handleSchedulingFailure)."""
+        PodScheduled=False (upstream handleSchedulingFailure); ``post_filter`` is
+        for the observer only."""
         pod = qpi.pod_info.pod
         rejected = status.is_rejected()
         reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
@@ -470,7 +482,7 @@ class Scheduler:
             nominated = ""
             if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
                 nominated = nominating.node_name
-            self.observer.unschedulable(pod, status, fit, nominated)
+            self.observer.unschedulable(pod, status, fit, nominated, post_filter)
         message = status.message()
         self.recorder.event(
             pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message)

@@ -69,12 +69,18 @@ class PreemptionOutcome:
     """What happened in one Preempt call, for explanations and reports
     (``candidates`` are built when first read)."""
 
-    __slots__ = ("candidate_set", "chosen", "statuses")
+    __slots__ = ("candidate_set", "chosen", "chosen_pods", "num_candidates", "offset", "statuses")
 
     def __init__(self) -> None:
         self.candidate_set: CandidateSet | None = None
         self.chosen: Candidate | None = None
+        self.chosen_pods: list[PodInfo] = []
+        """The pods on the chosen node when it was chosen (before any eviction)."""
         self.statuses: NodeToStatus | None = None
+        self.offset = 0
+        self.num_candidates = 0
+        """Where the dry run started among the potential nodes, and how many
+        candidates it looked for (upstream GetOffsetAndNumCandidates)."""
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -135,15 +141,17 @@ class Evaluator(Executor):
         if not len(candidates):
             node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
             fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
-            return PostFilterResult.nominated(""), Status(Code.UNSCHEDULABLE, str(fit))
+            return PostFilterResult.nominated("", self.last), Status(Code.UNSCHEDULABLE, str(fit))
         best = self._select(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
         self.last.chosen = best
+        info = table.infos[table.row_of[best.name]]
+        self.last.chosen_pods = list(info.pods) if info is not None else []
         s = self.prepare_candidate(best, pod)
         if not s.is_success():
             return None, s
-        return PostFilterResult.nominated(best.name), SUCCESS
+        return PostFilterResult.nominated(best.name, self.last), SUCCESS
 
     # ------------------------------------------------------------------ candidates
     def find_candidates(
@@ -161,6 +169,8 @@ class Evaluator(Executor):
             return CandidateSet.empty(), NodeToStatus(), []
         pdbs = list(self.handle.pdbs())
         offset, num = self.policy.offset_and_num_candidates(len(rows))
+        if self.last is not None:
+            self.last.offset, self.last.num_candidates = offset, num
         return self._dry_run(state, pod, rows, None, pdbs, offset, num)
 
     def dry_run_preemption(
