@@ -168,3 +168,38 @@ def test_explain_from_cluster_reads_the_live_state(tmp_path: Path) -> None:
     assert first["preemptionMayHelp"] == 2
     assert last["result"] == "Scheduled" and last["node"] == first["nominatedNode"]
     assert entry["pod"]["nodeName"] == last["node"]
+
+
+GATED = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: held, namespace: default}
+spec:
+  schedulingGates: [{name: example.com/wait}]
+  containers: [{name: c, image: pause, resources: {requests: {cpu: 100m}}}]
+"""
+
+
+def test_a_gated_pod_is_explained_by_its_queue_timeline(tmp_path: Path) -> None:
+    f = tmp_path / "gated.yaml"
+    f.write_text(GATED)
+    r = run("explain", "-f", str(f), "held", "-o", "json")
+    assert r.exit_code == 0, r.output
+    [entry] = json.loads(r.stdout)
+    e = entry["explanation"]
+    assert e["attempts"] == 0 and e["history"] == []
+    assert e["queue"] == [
+        {
+            "time": 0.0,
+            "queue": "gated",
+            "event": "UnschedulablePodAdd",
+            "waitingFor": ["SchedulingGates"],
+        }
+    ]
+    text = run("explain", "-f", str(f), "held").stdout
+    assert "gated   UnschedulablePodAdd   SchedulingGates" in text

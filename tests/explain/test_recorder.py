@@ -6,7 +6,8 @@ Each world of ``tests/runtime/paths_world`` is scheduled end to end with the
 - recording changes nothing: the document without ``explanations`` equals the
   run without the recorder;
 - one attempt per ``Scheduled`` / ``FailedScheduling`` event, in the same
-  order, with the event's message and node;
+  order, with the event's message and node; the queue timeline has a move
+  into activeQ before each attempt and a requeue after each failed one;
 - a failed attempt's groups add up to the FitError message's histogram (the
   numbers before each reason), the dominant reason is a largest group, and
   each group names min(3, its nodes) of the world's nodes;
@@ -50,7 +51,14 @@ def test_explanations_match_the_decisions() -> None:
         check_document(doc, explanations, {n.name for n in world.nodes}, seen)
 
     check()
-    for what in ("scheduled", "failed", "nominated", "sampled"):
+    for what in (
+        "scheduled",
+        "failed",
+        "nominated",
+        "sampled",
+        "queue active",
+        "queue unschedulable",
+    ):
         assert seen[what], f"no run had a {what} attempt"
     decided = [k for k in seen if k.startswith("decided by") and k != "decided by only candidate"]
     assert decided, f"no preemption had two candidates: {seen}"
@@ -65,6 +73,7 @@ def check_document(
         assert key not in attempts  # the worlds' pod names are unique
         assert e["attempts"] == len(e["history"])  # few attempts: all kept
         attempts[key] = e["history"]
+        check_queue(e, seen)
     events: dict[str, list[dict[str, Any]]] = {}
     for ev in doc["events"]:
         if ev["reason"] in ("Scheduled", "FailedScheduling"):
@@ -95,6 +104,22 @@ def check_document(
                     ]
                     assert record["node"] == a["nominatedNode"]
                     check_preemption(a["preemption"], record, seen)
+
+
+def check_queue(e: dict[str, Any], seen: Counter[str]) -> None:
+    """The queue timeline agrees with the attempts: a move into activeQ before
+    each attempt, one ScheduleAttemptFailure requeue after each failed one, in
+    time order."""
+    moves = e["queue"]
+    assert e["queueMoves"] == len(moves)
+    times = [m["time"] for m in moves]
+    assert times == sorted(times)
+    failed = sum(a["result"] != "Scheduled" for a in e["history"])
+    assert sum(m["queue"] == "active" for m in moves) >= e["attempts"]
+    assert sum(m["event"] == "ScheduleAttemptFailure" for m in moves) == failed
+    for m in moves:
+        assert ("waitingFor" in m) == (m["queue"] in ("unschedulable", "gated"))
+        seen[f"queue {m['queue']}"] += 1
 
 
 def check_preemption(e: dict[str, Any], record: dict[str, Any], seen: Counter[str]) -> None:

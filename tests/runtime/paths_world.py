@@ -496,9 +496,7 @@ def run_world(
     cluster = sim.cluster
     recorder = None
     if explain:
-        scheduler = sim.scheduler
-        recorder = ExplanationRecorder(scheduler.clock, lambda: scheduler.cache.table.ordered_names)
-        scheduler.observer = recorder
+        recorder = ExplanationRecorder.attach(sim.scheduler)
 
     def start() -> None:
         for n in world.nodes:

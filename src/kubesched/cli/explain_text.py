@@ -60,6 +60,14 @@ def describe(
     history: Sequence[dict[str, Any]] = explanation["history"]
     shown = "" if len(history) == explanation["attempts"] else f" ({len(history)} kept)"
     lines.append(_field("Attempts", f"{explanation['attempts']}{shown}"))
+    if explanation["queue"]:
+        left = "" if len(explanation["queue"]) == explanation["queueMoves"] else " (some left out)"
+        lines.append(f"Queue{left}:")
+        rows = [["TIME", "QUEUE", "EVENT", "WAITING FOR"]]
+        for m in explanation["queue"]:
+            waiting = ", ".join(m.get("waitingFor", [])) or "-"
+            rows.append([_seconds(m["time"]), m["queue"], m["event"], waiting])
+        lines.extend("  " + line for line in tabulate(rows).splitlines())
     for attempt in history:
         lines.append("")
         lines.extend(_attempt(attempt))
@@ -151,6 +159,8 @@ def _preemption(p: dict[str, Any]) -> list[str]:
     decided = p.get("decidedBy")
     if "chosen" in p:
         why = f"decided by {decided}" if decided else "decided by the plugin's own criteria"
+        if decided == "only candidate":
+            why = "the only candidate"
         if "runnerUp" in p:
             why += (
                 f": {p['chosenValue']} against {p['runnerUpValue']} on {p['runnerUp']}"

@@ -1,9 +1,14 @@
 """``ExplanationRecorder``: keeps, for every pod, why each scheduling attempt
 ended as it did (the scheduler's ``DecisionObserver``).
 
+It is also the queue's ``QueueObserver``: every move of a pod between
+activeQ, backoffQ, the unschedulable pool and gated, with the event that moved
+it, is the pod's queue timeline.
+
 Memory is bounded per pod: the first attempt and the last ``KEEP_ATTEMPTS - 1``
-are kept, with the total count; each failed attempt is a ``why_pending``
-summary, whose size does not depend on the number of nodes.
+are kept, with the total count, and likewise ``KEEP_MOVES`` queue moves; each
+failed attempt is a ``why_pending`` summary, whose size does not depend on the
+number of nodes.
 """
 
 from __future__ import annotations
@@ -19,13 +24,21 @@ from kubesched.framework.ports import Clock
 from kubesched.framework.preemption import PreemptionOutcome
 from kubesched.framework.results import FitError
 from kubesched.framework.status import Code, Status
+from kubesched.scheduler.queue import QueuedPodInfo
+from kubesched.scheduler.queue.metrics import GATED, UNSCHEDULABLE
 from kubesched.scheduler.schedule_one import ScheduleResult
+from kubesched.scheduler.scheduler import Scheduler
 
 KEEP_ATTEMPTS: Final = 8
 """Attempts kept per pod: the first and the latest ones."""
 
 TIED_SAMPLE: Final = 3
 """Names of tied nodes kept per scheduled attempt."""
+
+KEEP_MOVES: Final = 32
+"""Queue moves kept per pod: the first 4 and the latest ones."""
+
+_FIRST_MOVES: Final = 4
 
 
 @dataclass
@@ -35,8 +48,12 @@ class PodExplanation:
     namespace: str
     name: str
     uid: str
+    since: float
+    """When the recorder first heard of the pod (seconds)."""
     attempts: int = 0
     kept: list[dict[str, Any]] = field(default_factory=list)
+    moves: int = 0
+    queue: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, attempt: dict[str, Any]) -> None:
         self.attempts += 1
@@ -45,6 +62,12 @@ class PodExplanation:
             del self.kept[1]  # keep the first attempt
         self.kept.append(attempt)
 
+    def move(self, entry: dict[str, Any]) -> None:
+        self.moves += 1
+        if len(self.queue) == KEEP_MOVES:
+            del self.queue[_FIRST_MOVES]  # keep the first moves
+        self.queue.append(entry)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "namespace": self.namespace,
@@ -52,6 +75,8 @@ class PodExplanation:
             "uid": self.uid,
             "attempts": self.attempts,
             "history": list(self.kept),
+            "queueMoves": self.moves,
+            "queue": list(self.queue),
         }
 
 
@@ -66,11 +91,28 @@ class ExplanationRecorder:
         self.node_names = node_names
         self.pods: dict[str, PodExplanation] = {}
 
+    @staticmethod
+    def attach(scheduler: Scheduler) -> ExplanationRecorder:
+        """A recorder observing ``scheduler``'s decisions and queue moves."""
+        rec = ExplanationRecorder(scheduler.clock, lambda: scheduler.cache.table.ordered_names)
+        scheduler.observer = rec
+        scheduler.queue.metrics.observer = rec.queued
+        return rec
+
     def _entry(self, pod: Pod) -> PodExplanation:
         e = self.pods.get(pod.uid)
         if e is None:
-            e = self.pods[pod.uid] = PodExplanation(pod.namespace, pod.name, pod.uid)
+            now = self.clock.now() / NANOS
+            e = self.pods[pod.uid] = PodExplanation(pod.namespace, pod.name, pod.uid, now)
         return e
+
+    def queued(self, queue: str, event: str, pinfo: QueuedPodInfo) -> None:
+        """A ``QueueObserver``: the pod moved into ``queue`` on ``event``; in the
+        pool (unschedulable or gated), the plugins whose events can move it."""
+        entry: dict[str, Any] = {"time": self.clock.now() / NANOS, "queue": queue, "event": event}
+        if queue in (UNSCHEDULABLE, GATED):
+            entry["waitingFor"] = sorted(pinfo.unschedulable_plugins | pinfo.pending_plugins)
+        self._entry(pinfo.pod).move(entry)
 
     def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
         attempt: dict[str, Any] = {
@@ -124,7 +166,5 @@ class ExplanationRecorder:
 
     def result(self) -> list[dict[str, Any]]:
         """Every pod's explanation, by namespace, name and first attempt."""
-        items = sorted(
-            self.pods.values(), key=lambda e: (e.namespace, e.name, e.kept[0]["time"], e.uid)
-        )
+        items = sorted(self.pods.values(), key=lambda e: (e.namespace, e.name, e.since, e.uid))
         return [e.to_dict() for e in items]

@@ -240,9 +240,7 @@ def run(
     sim = Simulation(default_config(supported=registry.keys()), registry, seed=seed)
     recorder = None
     if explain:
-        scheduler = sim.scheduler
-        recorder = ExplanationRecorder(scheduler.clock, lambda: scheduler.cache.table.ordered_names)
-        scheduler.observer = recorder
+        recorder = ExplanationRecorder.attach(sim.scheduler)
     if per_node:
         for fwk in sim.scheduler.profiles.values():
             fwk.per_node = True

@@ -425,9 +425,7 @@ def run_scenario(
             engine.at(item.delete_at, _deleter(item, sim, controllers))
     recorder = None
     if explain:
-        scheduler = sim.scheduler
-        recorder = ExplanationRecorder(scheduler.clock, lambda: scheduler.cache.table.ordered_names)
-        scheduler.observer = recorder
+        recorder = ExplanationRecorder.attach(sim.scheduler)
     stats = sim.run(until=until, horizon=horizon)
     return Run(sim, seed, stats.end_time, recorder)
 
