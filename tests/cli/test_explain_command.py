@@ -203,3 +203,23 @@ def test_a_gated_pod_is_explained_by_its_queue_timeline(tmp_path: Path) -> None:
     ]
     text = run("explain", "-f", str(f), "held").stdout
     assert "gated   UnschedulablePodAdd   SchedulingGates" in text
+
+
+def test_a_pending_pod_gets_what_would_make_it_fit() -> None:
+    doc = simulate_doc()
+    [pending] = pod_names(doc, "Pending")
+    r = run("explain", "-f", str(SEED), pending, "-o", "json")
+    assert r.exit_code == 0, r.output
+    [entry] = json.loads(r.stdout)
+    fits = entry["whatWouldFit"]
+    assert fits["fitsNow"] == []
+    nearest = {n["node"]: n["blockers"] for n in fits["nearest"]}
+    assert nearest["test-worker"][0]["missing"] == [{"resource": "cpu", "missing": "1"}]
+    assert nearest["test-control-plane"][0]["untoleratedTaints"] == [
+        "node-role.kubernetes.io/control-plane:NoSchedule"
+    ]
+    text = run("explain", "-f", str(SEED), pending).stdout
+    assert "    NodeResourcesFit: needs 1 more cpu" in text
+    # A scheduled pod gets none.
+    r = run("explain", "-f", str(SEED), "nginx-a", "-o", "json")
+    assert "whatWouldFit" not in json.loads(r.stdout)[0]

@@ -19,6 +19,7 @@ from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.cli import live_commands
 from kubesched.cli.params import SizeType
 from kubesched.explain.recorder import ExplanationRecorder
+from kubesched.sim.scenario import Run
 
 
 def pending_reasons(recorder: ExplanationRecorder) -> dict[str, str]:
@@ -108,11 +109,15 @@ def explain(
     if not lives:
         raise InputError(f"pod {ns}/{name}: not found in the run")
     by_uid = {e["uid"]: e for e in doc["explanations"]}
+    fits = _what_would_fit(run, ns, name)
     out = click.get_text_stream("stdout")
     if output == "json":
         entries: list[dict[str, Any]] = [
             {"pod": p, "explanation": by_uid.get(p["uid"])} for p in lives
         ]
+        for e in entries:
+            if e["pod"]["uid"] in fits:
+                e["whatWouldFit"] = fits[e["pod"]["uid"]]
         # the preemptions the pod took part in
         for e in entries:
             e["preemptions"] = [
@@ -121,4 +126,20 @@ def explain(
         out.write(json.dumps(entries, indent=2) + "\n")
         return
     related = [p for p in doc["preemptions"] if p["preemptor"] == me or me in p["victims"]]
-    out.write("\n".join(describe(p, by_uid.get(p["uid"]), related) for p in lives))
+    out.write(
+        "\n".join(describe(p, by_uid.get(p["uid"]), related, fits.get(p["uid"])) for p in lives)
+    )
+
+
+def _what_would_fit(run: Run, namespace: str, name: str) -> dict[str, dict[str, Any]]:
+    """uid -> ``what_would_fit`` for the pod if it is still Pending at the end."""
+    from kubesched.explain.counterfactual import what_would_fit
+
+    pod = run.cluster.get_pod(namespace, name)
+    if pod is None or pod.node_name:
+        return {}
+    scheduler = run.simulation.scheduler
+    fwk = scheduler.profiles.get(pod.spec.scheduler_name)
+    if fwk is None:
+        return {}
+    return {pod.uid: what_would_fit(fwk, pod, scheduler.cache.table.ordered_infos())}

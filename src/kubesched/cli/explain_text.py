@@ -25,9 +25,10 @@ def describe(
     pod: dict[str, Any],
     explanation: dict[str, Any] | None,
     preemptions: Sequence[dict[str, Any]] = (),
+    fits: dict[str, Any] | None = None,
 ) -> str:
     """The text for one pod life; ``preemptions`` are the result's entries in
-    which the pod preempted or was a victim."""
+    which the pod preempted or was a victim; ``fits`` what would make it fit."""
     lines = [
         _field("Name", pod["name"]),
         _field("Namespace", pod["namespace"]),
@@ -71,7 +72,51 @@ def describe(
     for attempt in history:
         lines.append("")
         lines.extend(_attempt(attempt))
+    if fits is not None:
+        lines.append("")
+        lines.extend(_fits(fits))
     return "\n".join(lines) + "\n"
+
+
+def _fits(f: dict[str, Any]) -> list[str]:
+    out = ["What would make it fit (the cluster at the end of the run):"]
+    if "preFilter" in f:
+        out.append(f"  PreFilter {f['preFilter']['plugin']}: {f['preFilter']['message']}")
+    if f["fitsNow"]:
+        out.append(f"  It fits now on {', '.join(f['fitsNow'])} (a retry would place it)")
+    for n in f["nearest"]:
+        out.append(f"  {n['node']}:")
+        for b in n["blockers"]:
+            out.append(f"    {b['plugin']}: {_blocker(b)}")
+    return out
+
+
+def _blocker(b: dict[str, Any]) -> str:
+    if "missing" in b:
+        parts = [
+            f"{m['missing']} more {m['resource']}"
+            + (" (more than the node's allocatable)" if m.get("exceedsAllocatable") else "")
+            for m in b["missing"]
+        ]
+        return "needs " + ", ".join(parts)
+    if "untoleratedTaints" in b:
+        return "tolerate (or remove) " + ", ".join(b["untoleratedTaints"])
+    if "nodeSelector" in b or "requiredTermFailing" in b:
+        parts = [
+            f"label {s['label']} (node has {s['node'] or 'none'})"
+            for s in b.get("nodeSelector", [])
+        ]
+        parts += [f"affinity {e}" for e in b.get("requiredTermFailing", [])]
+        return "node lacks " + "; ".join(parts)
+    if "constraints" in b:
+        parts = [
+            f"{c['topologyKey']}={c['domain']}: skew {c['skew']} > maxSkew {c['maxSkew']}"
+            if "skew" in c
+            else f"node has no label {c['topologyKey']}"
+            for c in b["constraints"]
+        ]
+        return "; ".join(parts) or "; ".join(b["reasons"])
+    return "; ".join(b["reasons"])
 
 
 def _attempt(a: dict[str, Any]) -> list[str]:
