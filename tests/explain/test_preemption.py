@@ -1,4 +1,5 @@
-"""``why_preempted`` on upstream's tables (TestSelectBestCandidate, TestPostFilter):
+"""``why_preempted`` on upstream's tables (TestSelectBestCandidate, TestDryRunPreemption,
+TestPostFilter):
 the chosen candidate is the one preemption chose, and the criterion reported is
 the one that separates it from the runner-up (each table case names it)."""
 
@@ -13,16 +14,20 @@ from kubesched.explain.preemption import CRITERIA, why_preempted
 from kubesched.framework.preemption import PreemptionOutcome
 from kubesched.framework.results import NominatingMode
 from tests.plugins.preemption_harness import (
+    FakeFilter,
     PreemptionHarness,
     ScriptedRandom,
     all_unschedulable,
 )
 from tests.plugins.test_defaultpreemption import (
     BEST_CASES,
+    DRY_RUN_CASES,
     POST_FILTER_CASES,
     VERY_LARGE,
     BestCase,
+    DryRunCase,
     PostFilterCase,
+    _dry_run_harness,
     node,
 )
 
@@ -125,3 +130,27 @@ def test_post_filter_is_explained(case: PostFilterCase) -> None:
     rejected = sum(r["nodes"] for r in e.get("dryRunRejected", []))
     assert rejected + e["candidatesFound"] <= len(case.nodes)
     assert e["candidatesFound"] == len(outcome.candidates)
+
+
+@pytest.mark.parametrize("case", DRY_RUN_CASES)
+def test_dry_run_preemption_is_explained(case: DryRunCase) -> None:
+    """The first preemptor of each TestDryRunPreemption case: the explained
+    candidates (victims, PDB violations) are the table's."""
+    fake = FakeFilter(dict.fromkeys(case.node_names, case.fake_rc))
+    h = _dry_run_harness(case, fake, exact=True)
+    preemptor = case.test_pods[0]
+    h.preempt(preemptor, all_unschedulable(case.node_names))
+    outcome = h.evaluator.last
+    assert outcome is not None
+    if outcome.candidate_set is None:
+        assert not case.expected[0]
+        return
+    e = explain(h, preemptor)
+    assert e["candidatesFound"] == len(case.expected[0])
+    got = {
+        c["node"]: (sorted(v.split("/", 1)[1] for v in c["victims"]), c["pdbViolations"])
+        for c in e.get("candidates", [])
+    }
+    assert got == case.expected[0]
+    if got:
+        check_decision(e)
