@@ -117,9 +117,14 @@ def check_queue(e: dict[str, Any], seen: Counter[str]) -> None:
     failed = sum(a["result"] != "Scheduled" for a in e["history"])
     assert sum(m["queue"] == "active" for m in moves) >= e["attempts"]
     assert sum(m["event"] == "ScheduleAttemptFailure" for m in moves) == failed
-    for m in moves:
+    for prev, m in zip([None, *moves], moves, strict=False):
         assert ("waitingFor" in m) == (m["queue"] in ("unschedulable", "gated"))
         seen[f"queue {m['queue']}"] += 1
+        if "hint" in m:
+            seen["hint"] += 1
+            # a rejector's hint moved it: one the pod was waiting for
+            if prev is not None and "waitingFor" in prev:
+                assert m["hint"] in prev["waitingFor"]
 
 
 def check_preemption(e: dict[str, Any], record: dict[str, Any], seen: Counter[str]) -> None:

@@ -64,10 +64,10 @@ def describe(
     if explanation["queue"]:
         left = "" if len(explanation["queue"]) == explanation["queueMoves"] else " (some left out)"
         lines.append(f"Queue{left}:")
-        rows = [["TIME", "QUEUE", "EVENT", "WAITING FOR"]]
+        rows = [["TIME", "QUEUE", "EVENT", "HINT", "WAITING FOR"]]
         for m in explanation["queue"]:
             waiting = ", ".join(m.get("waitingFor", [])) or "-"
-            rows.append([_seconds(m["time"]), m["queue"], m["event"], waiting])
+            rows.append([_seconds(m["time"]), m["queue"], m["event"], m.get("hint", "-"), waiting])
         lines.extend("  " + line for line in tabulate(rows).splitlines())
     for attempt in history:
         lines.append("")

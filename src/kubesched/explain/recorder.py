@@ -25,6 +25,12 @@ from kubesched.framework.preemption import PreemptionOutcome
 from kubesched.framework.results import FitError
 from kubesched.framework.status import Code, Status
 from kubesched.scheduler.queue import QueuedPodInfo
+from kubesched.scheduler.queue.events import (
+    BACKOFF_COMPLETE,
+    FORCE_ACTIVATE_LABEL,
+    POP_FROM_BACKOFF_Q,
+    UNSCHEDULABLE_TIMEOUT_LABEL,
+)
 from kubesched.scheduler.queue.metrics import GATED, UNSCHEDULABLE
 from kubesched.scheduler.schedule_one import ScheduleResult
 from kubesched.scheduler.scheduler import Scheduler
@@ -39,6 +45,11 @@ KEEP_MOVES: Final = 32
 """Queue moves kept per pod: the first 4 and the latest ones."""
 
 _FIRST_MOVES: Final = 4
+
+_OWN_EVENTS: Final = frozenset(
+    {BACKOFF_COMPLETE, POP_FROM_BACKOFF_Q, FORCE_ACTIVATE_LABEL, UNSCHEDULABLE_TIMEOUT_LABEL}
+)
+"""Moves no queueing hint decides (the pod's ``queued_by`` is then stale)."""
 
 
 @dataclass
@@ -110,6 +121,8 @@ class ExplanationRecorder:
         """A ``QueueObserver``: the pod moved into ``queue`` on ``event``; in the
         pool (unschedulable or gated), the plugins whose events can move it."""
         entry: dict[str, Any] = {"time": self.clock.now() / NANOS, "queue": queue, "event": event}
+        if pinfo.queued_by and event not in _OWN_EVENTS:
+            entry["hint"] = pinfo.queued_by
         if queue in (UNSCHEDULABLE, GATED):
             entry["waitingFor"] = sorted(pinfo.unschedulable_plugins | pinfo.pending_plugins)
         self._entry(pinfo.pod).move(entry)
