@@ -201,8 +201,11 @@ def test_a_gated_pod_is_explained_by_its_queue_timeline(tmp_path: Path) -> None:
             "waitingFor": ["SchedulingGates"],
         }
     ]
+    assert entry["whatWouldFit"]["preEnqueue"]["plugin"] == "SchedulingGates"
+    assert entry["whatWouldFit"]["fitsNow"] == ["n1"]
     text = run("explain", "-f", str(f), "held").stdout
-    assert "gated   UnschedulablePodAdd   SchedulingGates" in text
+    assert "gated   UnschedulablePodAdd   -      SchedulingGates" in text
+    assert "  PreEnqueue SchedulingGates: " in text
 
 
 def test_a_pending_pod_gets_what_would_make_it_fit() -> None:

@@ -80,10 +80,13 @@ def describe(
 
 def _fits(f: dict[str, Any]) -> list[str]:
     out = ["What would make it fit (the cluster at the end of the run):"]
+    if "preEnqueue" in f:
+        g = f["preEnqueue"]
+        out.append(f"  PreEnqueue {g['plugin']}: {g['message']} (no node is tried until it passes)")
     if "preFilter" in f:
         out.append(f"  PreFilter {f['preFilter']['plugin']}: {f['preFilter']['message']}")
     if f["fitsNow"]:
-        out.append(f"  It fits now on {', '.join(f['fitsNow'])} (a retry would place it)")
+        out.append(f"  Every Filter plugin admits it now on {', '.join(f['fitsNow'])}")
     for n in f["nearest"]:
         out.append(f"  {n['node']}:")
         for b in n["blockers"]:

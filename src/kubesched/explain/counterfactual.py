@@ -17,6 +17,9 @@ plugins users most often fight, it says what would have to change:
   selector and affinity; pods of the namespace matching the selector);
 - any other plugin: its reasons.
 
+A pod a PreEnqueue plugin holds back (``spec.schedulingGates``) is named
+first (``preEnqueue``): no node is tried before that passes.
+
 Nodes are ranked by how many plugins reject the pod, then by how much
 resource is missing (relative to the node's allocatable), then in snapshot
 order; the first ``NEAREST`` are reported.
@@ -50,8 +53,11 @@ def what_would_fit(fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> dict[
     """The nearest nodes for ``pod`` among ``nodes`` (the cluster as it is now)."""
     state = CycleState()
     info = PodInfo(pod)
-    _, pre, _ = fwk.run_pre_filter_plugins(state, info)
     out: dict[str, Any] = {}
+    gate = fwk.run_pre_enqueue_plugins(pod)
+    if not gate.is_success():
+        out["preEnqueue"] = {"plugin": gate.plugin, "message": gate.message()}
+    _, pre, _ = fwk.run_pre_filter_plugins(state, info)
     if not pre.is_success():
         out["preFilter"] = {"plugin": pre.plugin, "message": pre.message()}
     plans = [
