@@ -136,6 +136,11 @@ def check_preemption(e: dict[str, Any], record: dict[str, Any], seen: Counter[st
     assert chosen["pdbViolations"] == record["numPDBViolations"]
     victims = {p["pod"] for p in e["chosenNodePods"] if p["verdict"] == "victim"}
     assert victims == set(record["victims"])
+    violating = [
+        p for p in e["chosenNodePods"] if p["verdict"] == "victim" and p.get("violatesPDB")
+    ]
+    assert len(violating) == record["numPDBViolations"]
+    seen["pdb violation"] += len(violating)
     check_decision(e)
     seen[f"decided by {e['decidedBy']}"] += 1
 

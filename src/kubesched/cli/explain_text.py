@@ -218,5 +218,6 @@ def _preemption(p: dict[str, Any]) -> list[str]:
             why += f" among {p['tiedCandidates']} equal candidates"
         out.append(f"    Chose {p['chosen']}, {why}")
         for pod in p["chosenNodePods"]:
-            out.append(f"      {pod['pod']} (priority {pod['priority']}): {pod['verdict']}")
+            pdb = " (violates a PodDisruptionBudget)" if pod.get("violatesPDB") else ""
+            out.append(f"      {pod['pod']} (priority {pod['priority']}): {pod['verdict']}{pdb}")
     return out

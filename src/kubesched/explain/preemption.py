@@ -16,7 +16,8 @@
   eliminated) and both values, or that the candidates left tied on all of
   them and one was drawn at random;
 - each pod on the chosen node: victim, reprieved (the preemptor fits without
-  evicting it), or not lower priority than the preemptor.
+  evicting it), or not lower priority than the preemptor; and whether evicting
+  it violates a PodDisruptionBudget (upstream reprieves those first).
 
 The narrowing is the one ``candidates.pick`` runs, over the same criteria
 matrix (``default_criteria``), so the reported criterion is the one that
@@ -90,7 +91,7 @@ def why_preempted(outcome: PreemptionOutcome, preemptor: Pod, now: Time) -> dict
     if index >= 0:
         out["chosen"] = candidates[index].name
         out.update(_decision(values, index, [c.name for c in candidates]))
-        out["chosenNodePods"] = _node_pods(outcome, candidates[index], preemptor)
+        out["chosenNodePods"] = _node_pods(outcome, candidates[index], preemptor, now)
     return out
 
 
@@ -147,10 +148,19 @@ def _decision(values: list[list[int]], chosen: int, names: list[str]) -> dict[st
 
 
 def _node_pods(
-    outcome: PreemptionOutcome, chosen: Candidate, preemptor: Pod
+    outcome: PreemptionOutcome, chosen: Candidate, preemptor: Pod, now: Time
 ) -> list[dict[str, Any]]:
-    """Each pod on the chosen node and why it is or is not a victim."""
+    """Each pod on the chosen node and why it is or is not a victim; ``pdb``
+    marks the lower-priority pods whose eviction would violate a
+    PodDisruptionBudget, budgets shared along the victim order as upstream's
+    filterPodsWithPDBViolation shares them."""
     victims = {p.pod.uid for p in chosen.victims.pods}
+    violating: set[str] = set()
+    order = outcome.order
+    if order is not None:
+        lower = [p for p in outcome.chosen_pods if p.pod.priority < preemptor.priority]
+        lower.sort(key=order.sort_key(now))
+        violating = {p.pod.uid for p in order.pdb_split(lower, outcome.pdbs)[0]}
     out = []
     for info in sorted(outcome.chosen_pods, key=lambda p: (p.pod.namespace, p.pod.name)):
         pod = info.pod
@@ -160,7 +170,12 @@ def _node_pods(
             verdict = "reprieved: the preemptor fits without evicting it"
         else:
             verdict = "not lower priority than the preemptor"
-        out.append(
-            {"pod": f"{pod.namespace}/{pod.name}", "priority": pod.priority, "verdict": verdict}
-        )
+        entry: dict[str, Any] = {
+            "pod": f"{pod.namespace}/{pod.name}",
+            "priority": pod.priority,
+            "verdict": verdict,
+        }
+        if pod.uid in violating:
+            entry["violatesPDB"] = True
+        out.append(entry)
     return out

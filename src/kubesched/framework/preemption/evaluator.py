@@ -51,7 +51,7 @@ from kubesched.framework.preemption.candidates import (
 )
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.executor import Executor
-from kubesched.framework.preemption.policy import PreemptionPolicy
+from kubesched.framework.preemption.policy import PreemptionPolicy, VictimOrder
 from kubesched.framework.preemption.ports import HandleExtras
 from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.framework.preemption.victims import Victims
@@ -69,7 +69,16 @@ class PreemptionOutcome:
     """What happened in one Preempt call, for explanations and reports
     (``candidates`` are built when first read)."""
 
-    __slots__ = ("candidate_set", "chosen", "chosen_pods", "num_candidates", "offset", "statuses")
+    __slots__ = (
+        "candidate_set",
+        "chosen",
+        "chosen_pods",
+        "num_candidates",
+        "offset",
+        "order",
+        "pdbs",
+        "statuses",
+    )
 
     def __init__(self) -> None:
         self.candidate_set: CandidateSet | None = None
@@ -81,6 +90,10 @@ class PreemptionOutcome:
         self.num_candidates = 0
         """Where the dry run started among the potential nodes, and how many
         candidates it looked for (upstream GetOffsetAndNumCandidates)."""
+        self.pdbs: Sequence[PodDisruptionBudget] = ()
+        self.order: VictimOrder | None = None
+        """The PDBs the dry run saw and the policy's victim order (None: the
+        policy selects victims its own way)."""
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -171,6 +184,7 @@ class Evaluator(Executor):
         offset, num = self.policy.offset_and_num_candidates(len(rows))
         if self.last is not None:
             self.last.offset, self.last.num_candidates = offset, num
+            self.last.pdbs, self.last.order = pdbs, self.policy.victim_order()
         return self._dry_run(state, pod, rows, None, pdbs, offset, num)
 
     def dry_run_preemption(
