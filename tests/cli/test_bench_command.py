@@ -81,3 +81,14 @@ def test_exact_and_per_node_flags_run_the_per_node_path(
     assert result.exit_code == 0, result.stderr
     assert seen == [flag is not None]
     assert json.loads(result.stdout)["scheduled"] == 5
+
+
+def test_explain_records_every_pod_without_changing_decisions() -> None:
+    plain = bench("PreemptionBasic", *SMALL)
+    explained = bench("PreemptionBasic", *SMALL, "--explain")
+    assert plain.exit_code == 0 and explained.exit_code == 0, explained.stderr
+    a, b = json.loads(plain.stdout), json.loads(explained.stdout)
+    assert "explainedPods" not in a
+    assert b.pop("explainedPods") == 20 + 5  # every init and measured pod had an attempt
+    for k in ("scheduled", "preemptions", "cycles", "churnPods"):
+        assert a[k] == b[k]

@@ -706,6 +706,7 @@ def _dry_run_harness(case: DryRunCase, fake: FakeFilter | None, exact: bool) -> 
         args=case.args,
         rng=ScriptedRandom(case.offsets),
         exact=exact,
+        pdbs=case.pdbs,
     )
 
 

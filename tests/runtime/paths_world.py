@@ -17,7 +17,9 @@ NodeAffinity's args, with or without Score plugins.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -43,6 +45,8 @@ from kubesched.api.types import (
     Taint,
     WeightedPodAffinityTerm,
 )
+from kubesched.driver.report import build_result
+from kubesched.explain.recorder import ExplanationRecorder
 from kubesched.framework.config import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -52,9 +56,13 @@ from kubesched.framework.config import (
     NodeResourcesFitArgs,
     Profile,
     ResourceSpec,
+    SchedulerConfig,
     ScoringStrategy,
     UtilizationShapePoint,
 )
+from kubesched.scheduler.config import default_config
+from kubesched.scheduler.registry import in_tree_registry
+from kubesched.sim.simulation import Simulation
 from tests.builders import PodBuilder, make_node, make_pod
 from tests.scheduler.harness import in_tree_profile
 
@@ -471,3 +479,62 @@ def guard_world() -> World:
         Pod("p2", labels=web, spec=hard.spec, priority=1000),
     ]
     return World(ns, bound, [(nom, "n2")], pending, [])
+
+
+def run_world(
+    world: World, prof: Profile, seed: int, *, exact: bool, explain: bool = False
+) -> dict[str, Any]:
+    """The world scheduled end to end on the simulated cluster (bound pods and PDBs
+    at 0, a pending pod every half second, then the nominated ones as more
+    preemptors): its result document (with ``explanations`` when ``explain``)."""
+    registry = in_tree_registry()
+    base = default_config(supported=registry.keys())
+    config = SchedulerConfig((prof,), base.percentage_of_nodes_to_score)
+    sim = Simulation(config, dict(registry), seed=seed)
+    for fwk in sim.scheduler.profiles.values():
+        fwk.per_node = exact
+    cluster = sim.cluster
+    recorder = None
+    if explain:
+        recorder = ExplanationRecorder.attach(sim.scheduler)
+
+    def start() -> None:
+        for n in world.nodes:
+            cluster.create_node(n)
+        for p in world.bound:
+            cluster.create_pod(_fresh(p), None)
+        for pdb in world.pdbs:
+            # A fresh object (the cluster keeps its status): at least one pod stays.
+            cluster.add_pdb(PodDisruptionBudget(pdb.name, selector=pdb.selector, min_available=1))
+
+    def create(p: Pod) -> Callable[[], None]:
+        return lambda: cluster.create_pod(_fresh(p, pending=True), None)
+
+    sim.engine.at(0, start)
+    for i, p in enumerate(world.pending):
+        sim.engine.at(i * NANOS // 2, create(p))
+    for i, (p, _) in enumerate(world.nominated):
+        # Pods nominated in the per-cycle check arrive late here, as more preemptors.
+        sim.engine.at((i + 1) * NANOS, create(p))
+    stats = sim.run()
+    return build_result(
+        sim.record,
+        seed=seed,
+        end_time=stats.end_time,
+        metrics=sim.metrics.snapshot(),
+        explanations=None if recorder is None else recorder.result(),
+    )
+
+
+def _fresh(p: Pod, *, pending: bool = False) -> Pod:
+    """A new Pod object with ``p``'s fields (the cluster writes to the pods it holds);
+    ``pending``: without node or nomination."""
+    return Pod(
+        p.name,
+        p.namespace,
+        labels=dict(p.labels),
+        spec=p.spec,
+        priority=p.priority,
+        node_name="" if pending else p.node_name,
+        start_time=None if pending else p.start_time,
+    )

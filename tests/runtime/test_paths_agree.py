@@ -48,16 +48,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from kubesched.api.types import NANOS, Node, Pod, PodDisruptionBudget
-from kubesched.driver.report import build_result
-from kubesched.framework.config import Profile, SchedulerConfig
+from kubesched.api.types import Node, Pod, PodDisruptionBudget
+from kubesched.framework.config import Profile
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet, Verdicts
 from kubesched.framework.nodetable import IntArray
@@ -68,14 +67,19 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.runtime.framework import Framework, ScoreError
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import default_config
 from kubesched.scheduler.overrides import Overrides
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.scheduler.schedule_one import ScheduleOne
-from kubesched.sim.simulation import Simulation
 from tests.fakes import FakeNominator
 from tests.hypothesis_profiles import scaled
-from tests.runtime.paths_world import World, changed_node, guard_world, profiles, worlds
+from tests.runtime.paths_world import (
+    World,
+    changed_node,
+    guard_world,
+    profiles,
+    run_world,
+    worlds,
+)
 from tests.scheduler.harness import build_framework, in_tree_profile
 from tests.scheduler.test_schedule_one import feasible_sig, outcome
 
@@ -535,58 +539,11 @@ def test_simulations_decide_alike() -> None:
     @given(world=worlds(), prof=profiles(), seed=st.integers(0, 3))
     @example(world=guard_world(), prof=in_tree_profile(), seed=0)
     def check(world: World, prof: Profile, seed: int) -> None:
-        got = simulate(world, prof, seed, exact=False)
-        want = simulate(world, prof, seed, exact=True)
+        got = run_world(world, prof, seed, exact=False)
+        want = run_world(world, prof, seed, exact=True)
         assert got == want
         if want["preemptions"]:
             seen["preemption"] += 1
 
     check()
     assert seen["preemption"], "no run preempted"
-
-
-def simulate(world: World, prof: Profile, seed: int, *, exact: bool) -> dict[str, Any]:
-    registry = in_tree_registry()
-    base = default_config(supported=registry.keys())
-    config = SchedulerConfig((prof,), base.percentage_of_nodes_to_score)
-    sim = Simulation(config, dict(registry), seed=seed)
-    for fwk in sim.scheduler.profiles.values():
-        fwk.per_node = exact
-    cluster = sim.cluster
-
-    def start() -> None:
-        for n in world.nodes:
-            cluster.create_node(n)
-        for p in world.bound:
-            cluster.create_pod(_fresh(p), None)
-        for pdb in world.pdbs:
-            # A fresh object (the cluster keeps its status): at least one pod stays.
-            cluster.add_pdb(PodDisruptionBudget(pdb.name, selector=pdb.selector, min_available=1))
-
-    def create(p: Pod) -> Callable[[], None]:
-        return lambda: cluster.create_pod(_fresh(p, pending=True), None)
-
-    sim.engine.at(0, start)
-    for i, p in enumerate(world.pending):
-        sim.engine.at(i * NANOS // 2, create(p))
-    for i, (p, _) in enumerate(world.nominated):
-        # Pods nominated in the per-cycle check arrive late here, as more preemptors.
-        sim.engine.at((i + 1) * NANOS, create(p))
-    stats = sim.run()
-    return build_result(
-        sim.record, seed=seed, end_time=stats.end_time, metrics=sim.metrics.snapshot()
-    )
-
-
-def _fresh(p: Pod, *, pending: bool = False) -> Pod:
-    """A new Pod object with ``p``'s fields (the cluster writes to the pods it holds);
-    ``pending``: without node or nomination."""
-    return Pod(
-        p.name,
-        p.namespace,
-        labels=dict(p.labels),
-        spec=p.spec,
-        priority=p.priority,
-        node_name="" if pending else p.node_name,
-        start_time=None if pending else p.start_time,
-    )

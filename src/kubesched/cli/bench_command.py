@@ -40,6 +40,11 @@ def _progress_enabled(output: str) -> bool:
     is_flag=True,
     help="Run every plugin's per-node code only (no vectorised path).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Record every attempt's explanation, as simulate --explain does (to measure its cost).",
+)
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 def bench_cmd(
     workload_name: str,
@@ -49,6 +54,7 @@ def bench_cmd(
     preemptor_template: str | None,
     seed: int,
     per_node: bool,
+    explain: bool,
     output: str,
 ) -> None:
     """Run an upstream scheduler_perf workload (SchedulingBasic, PreemptionBasic,
@@ -74,7 +80,7 @@ def bench_cmd(
             bar.update(task, completed=done)
 
     try:
-        result = bench.run(wl, seed=seed, per_node=per_node, progress=progress)
+        result = bench.run(wl, seed=seed, per_node=per_node, progress=progress, explain=explain)
     finally:
         if bar is not None:
             bar.stop()

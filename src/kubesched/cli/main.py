@@ -22,7 +22,7 @@ from kubesched import __version__
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import bench_command, live_commands, trace_commands
+from kubesched.cli import bench_command, explain_command, live_commands, trace_commands
 from kubesched.cli.params import SizeType
 from kubesched.sim.traces.summary import summarize_run
 
@@ -173,6 +173,11 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     help="A CI gate, e.g. 'pending(priority>=1000) == 0', 'preemptions <= 5', "
     "'delay.p99 <= 30s' (docs/simulate-interface.md); repeatable; violated: exit 3.",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Add why every scheduling attempt ended as it did (the result's explanations).",
+)
 @live_commands.cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
@@ -193,6 +198,7 @@ def simulate(
     report_file: str | None,
     namespace: str | None,
     selector: str | None,
+    explain: bool,
     kubeconfig: str | None,
     context: str | None,
     **trace_values: Any,
@@ -201,13 +207,14 @@ def simulate(
     report every decision."""
     from kubesched.api.selector_text import parse_selector_text
     from kubesched.cli import render
-    from kubesched.cli.input_warnings import warning_lines
+    from kubesched.cli.explain_command import pending_reasons
+    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.loop import DEFAULT_HORIZON
     from kubesched.driver.nodes_report import add_requests, node_entries
     from kubesched.scheduler.registry import parse_feature_gates
-    from kubesched.sim.scenario import load_scenario, run_scenario
+    from kubesched.sim.scenario import run_scenario
 
     try:
         gates = parse_feature_gates(feature_gates)
@@ -233,16 +240,9 @@ def simulate(
         fail_input("--from-cluster and --trace: use one of them")
     if (kubeconfig or context) and not from_cluster:
         fail_input("--kubeconfig and --context need --from-cluster")
-    first = (
-        live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
-        if from_cluster
-        else []
-    )
     try:
         if trace_spec is None:
-            scenario = load_scenario(
-                list(files), config_file=config_file, stdin=sys.stdin, limits=limits, first=first
-            )
+            scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
         else:
             options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
             scenario, _trace, horizon = trace_commands.load_trace_scenario(
@@ -254,17 +254,8 @@ def simulate(
                 limits=limits,
             )
     except MemoryError:
-        # Within the caps, yet more than this process may use (a ulimit, a small machine).
-        raise InputError(
-            "out of memory reading the input (lower --max-input-bytes or --max-objects)"
-        ) from None
-    if scenario.ignored:
-        items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
-        parts = ", ".join(f"{n} {k}" for k, n in items)
-        total = sum(scenario.ignored.values())
-        click.echo(f"ignored {total} objects: {parts}", err=True)
-    for line in warning_lines(scenario):
-        click.echo(f"warning: {line}", err=True)
+        raise InputError(OUT_OF_MEMORY) from None
+    echo_input_notes(scenario)
     started = time.perf_counter()
     end = horizon if until is None else min(until, horizon)
     if _trace is not None:
@@ -279,6 +270,7 @@ def simulate(
             feature_gates=gates,
             horizon=horizon,
             progress=progress.update,
+            explain=explain or output == "wide",
         )
     wall = time.perf_counter() - started
     if report_file is not None:
@@ -304,7 +296,12 @@ def simulate(
     if watch:
         out.write(render.watch_table(run.record, keep))
         out.write("\n")
-    out.write(render.pods_table(run.record, run.end_time, wide=output == "wide", keep=keep))
+    reasons = pending_reasons(run.explanations) if run.explanations is not None else None
+    out.write(
+        render.pods_table(
+            run.record, run.end_time, wide=output == "wide", reasons=reasons, keep=keep
+        )
+    )
     if "nodes" in show:
         out.write("\n")
         out.write(render.nodes_table(node_entries(run.record)))
@@ -367,6 +364,7 @@ def _enforce(checks: list[Any], doc: dict[str, Any]) -> None:
         sys.exit(EXIT_ASSERT)
 
 
+main.add_command(explain_command.explain, name="explain")
 main.add_command(trace_commands.import_, name="import")
 main.add_command(bench_command.bench_cmd, name="bench")
 main.add_command(live_commands.snapshot, name="snapshot")

@@ -5,7 +5,7 @@ The tables read a run's ``RunRecord`` (``kubesched.driver.record``), never a bac
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -98,9 +98,15 @@ def format_seconds(ns: int) -> str:
 
 
 def pods_table(
-    record: RunRecord, end_time: int, wide: bool = False, keep: PodFilter | None = None
+    record: RunRecord,
+    end_time: int,
+    wide: bool = False,
+    reasons: Mapping[str, str] | None = None,
+    keep: PodFilter | None = None,
 ) -> str:
-    """kubectl-like pod rows; ``keep`` (``-n``/``-l``) selects the pods shown."""
+    """kubectl-like pod rows; ``keep`` (``-n``/``-l``) selects the pods shown; with
+    ``wide``, REASON is the deletion reason of a deleted pod, else ``reasons[uid]``
+    (why a pending pod failed its last attempt)."""
     header = ["NAMESPACE", "NAME", "PRIORITY", "STATUS", "NODE", "NOMINATED NODE", "AGE"]
     if wide:
         header += ["CREATED", "SCHEDULED", "DELETED", "REASON"]
@@ -110,11 +116,11 @@ def pods_table(
             continue
         if keep is not None and not keep(rec.pod):
             continue
-        rows.append(_pod_row(rec, end_time, wide))
+        rows.append(_pod_row(rec, end_time, wide, reasons or {}))
     return tabulate(rows)
 
 
-def _pod_row(rec: PodLife, end_time: int, wide: bool) -> list[str]:
+def _pod_row(rec: PodLife, end_time: int, wide: bool, reasons: Mapping[str, str]) -> list[str]:
     p = rec.pod
     status = pod_status(p) if rec.deleted_at is None else "Deleted"
     row = [
@@ -131,9 +137,17 @@ def _pod_row(rec: PodLife, end_time: int, wide: bool) -> list[str]:
             format_seconds(rec.created_at),
             format_seconds(rec.scheduled_at) if rec.scheduled_at is not None else NONE,
             format_seconds(rec.deleted_at) if rec.deleted_at is not None else NONE,
-            rec.deletion_reason or NONE if rec.deleted_at is not None else NONE,
+            _reason(rec, reasons),
         ]
     return row
+
+
+def _reason(rec: PodLife, reasons: Mapping[str, str]) -> str:
+    if rec.deleted_at is not None:
+        return rec.deletion_reason or NONE
+    if not rec.pod.node_name:
+        return reasons.get(rec.pod.uid, NONE)
+    return NONE
 
 
 def nodes_table(nodes: Sequence[dict[str, Any]]) -> str:

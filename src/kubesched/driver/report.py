@@ -66,9 +66,15 @@ def sorted_lives(record: RunRecord) -> list[PodLife]:
 
 
 def build_result(
-    record: RunRecord, *, seed: int, end_time: int, metrics: dict[str, Any]
+    record: RunRecord,
+    *,
+    seed: int,
+    end_time: int,
+    metrics: dict[str, Any],
+    explanations: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """The document; ``explanations`` (``simulate --explain``) is added last when given."""
+    doc = {
         "apiVersion": API_VERSION,
         "kind": KIND,
         "seed": seed,
@@ -88,3 +94,6 @@ def build_result(
         "metrics": metrics,
         **volume_result(record),
     }
+    if explanations is not None:
+        doc["explanations"] = explanations
+    return doc

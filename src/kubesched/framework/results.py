@@ -287,10 +287,14 @@ class NominatingInfo:
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
     nominating_info: NominatingInfo | None = None
+    explanation: object | None = field(default=None, compare=False)
+    """What the plugin can tell about how it decided, for explanations (a
+    kubesched extension; DefaultPreemption's is a ``PreemptionOutcome``). Never
+    compared: two results nominating the same node are equal."""
 
     @staticmethod
-    def nominated(node_name: str) -> PostFilterResult:
-        return PostFilterResult(NominatingInfo(node_name, NominatingMode.OVERRIDE))
+    def nominated(node_name: str, explanation: object | None = None) -> PostFilterResult:
+        return PostFilterResult(NominatingInfo(node_name, NominatingMode.OVERRIDE), explanation)
 
 
 @dataclass(slots=True)

@@ -35,6 +35,7 @@ from prometheus_client.registry import Collector
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Node, Pod, PodCondition, Time
+from kubesched.framework.results import FitError
 from kubesched.framework.status import Status
 from kubesched.scheduler.schedule_one import ScheduleResult
 
@@ -106,7 +107,14 @@ class ShadowReport(Collector):
     def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
         self.decisions[pod.uid] = Decision(result.suggested_host, result.ties, result.scores)
 
-    def unschedulable(self, pod: Pod, status: Status) -> None:
+    def unschedulable(
+        self,
+        pod: Pod,
+        status: Status,
+        fit: FitError | None,
+        nominated_node: str,
+        post_filter: object | None,
+    ) -> None:
         self.decisions[pod.uid] = Decision("", message=status.message())
 
     # -- Watcher ---------------------------------------------------------------

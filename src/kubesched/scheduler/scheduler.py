@@ -88,8 +88,18 @@ class DecisionObserver(Protocol):
     def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
         """The pod is bound (or would be) to ``result.suggested_host``."""
 
-    def unschedulable(self, pod: Pod, status: Status) -> None:
-        """A scheduling attempt failed with ``status``."""
+    def unschedulable(
+        self,
+        pod: Pod,
+        status: Status,
+        fit: FitError | None,
+        nominated_node: str,
+        post_filter: object | None,
+    ) -> None:
+        """A scheduling attempt failed with ``status``; ``fit`` is its diagnosis
+        when no node fit, ``nominated_node`` the node preemption nominated (""),
+        ``post_filter`` what PostFilter told of how it decided
+        (``PostFilterResult.explanation``)."""
 
 
 class Scheduler:
@@ -375,7 +385,10 @@ class Scheduler:
         )
         fit.diagnosis.post_filter_msg = status.message()
         nominating = result.nominating_info if result is not None else None
-        self._handle_failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), nominating, fit)
+        explanation = result.explanation if result is not None else None
+        self._handle_failure(
+            fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), nominating, fit, explanation
+        )
 
     def _assume_and_bind(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult
@@ -438,9 +451,11 @@ class Scheduler:
         status: Status,
         nominating: NominatingInfo | None,
         fit: FitError | None = None,
+        post_filter: object | None = None,
     ) -> None:
         """Requeue, keep/clear the nomination, emit FailedScheduling and patch
-        PodScheduled=False (upstream handleSchedulingFailure)."""
+        PodScheduled=False (upstream handleSchedulingFailure); ``post_filter`` is
+        for the observer only."""
         pod = qpi.pod_info.pod
         rejected = status.is_rejected()
         reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
@@ -464,7 +479,10 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
         self.queue.add_nominated_pod(qpi.pod_info, nominating)
         if self.observer is not None:
-            self.observer.unschedulable(pod, status)
+            nominated = ""
+            if nominating is not None and nominating.mode == NominatingMode.OVERRIDE:
+                nominated = nominating.node_name
+            self.observer.unschedulable(pod, status, fit, nominated, post_filter)
         message = status.message()
         self.recorder.event(
             pod, "Warning", "FailedScheduling", "Scheduling", truncate_message(message)

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
+from kubesched.explain.recorder import ExplanationRecorder
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
@@ -207,6 +208,7 @@ class BenchResult:
             "preemptions": self.preemptions,
             "churnPods": self.churn_pods,
             **template,
+            **self.extra,
         }
 
 
@@ -230,10 +232,15 @@ def run(
     seed: int = 0,
     per_node: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    explain: bool = False,
 ) -> BenchResult:
-    """Run one workload; ``progress(done, total)`` is called during the measured phase."""
+    """Run one workload; ``progress(done, total)`` is called during the measured
+    phase; ``explain`` records every attempt's explanation (its cost)."""
     registry = dict(in_tree_registry())
     sim = Simulation(default_config(supported=registry.keys()), registry, seed=seed)
+    recorder = None
+    if explain:
+        recorder = ExplanationRecorder.attach(sim.scheduler)
     if per_node:
         for fwk in sim.scheduler.profiles.values():
             fwk.per_node = True
@@ -318,5 +325,6 @@ def run(
         sim.stats.cycles - cycles_before,
         len(sim.record.preemptions),
         churned[0],
+        extra={} if recorder is None else {"explainedPods": len(recorder.pods)},
         preemptor_template=wl.preemptor_template,
     )

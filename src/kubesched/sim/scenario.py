@@ -51,6 +51,7 @@ from kubesched.api.workloads import workload_times
 from kubesched.driver.loop import DEFAULT_HORIZON
 from kubesched.driver.record import RunRecord
 from kubesched.driver.report import build_result
+from kubesched.explain.recorder import ExplanationRecorder
 from kubesched.framework.config import SchedulerConfig
 from kubesched.scheduler.config import default_config, parse_config
 from kubesched.scheduler.registry import in_tree_registry
@@ -375,12 +376,16 @@ class Run:
         """What happened (the reports read this, not the cluster)."""
         return self.simulation.record
 
+    explanations: ExplanationRecorder | None = None
+    """Why each attempt ended as it did (``run_scenario(explain=True)``)."""
+
     def result(self) -> dict[str, Any]:
         return build_result(
             self.record,
             seed=self.seed,
             end_time=self.end_time,
             metrics=self.simulation.metrics.snapshot(),
+            explanations=None if self.explanations is None else self.explanations.result(),
         )
 
 
@@ -394,8 +399,10 @@ def run_scenario(
     horizon: int = DEFAULT_HORIZON,
     feature_gates: dict[str, bool] | None = None,
     progress: Callable[[int], None] | None = None,
+    explain: bool = False,
 ) -> Run:
-    """Run the scenario; ``progress`` is called with the simulated time as it advances."""
+    """Run the scenario; ``progress`` is called with the simulated time as it
+    advances; ``explain`` records why every attempt ended as it did."""
     registry = dict(in_tree_registry(feature_gates))
     sim = Simulation(scenario.config, registry, seed=seed, watch=watch, on_cycle=progress)
     if per_node:
@@ -416,8 +423,11 @@ def run_scenario(
         engine.at(item.create_at, _creator(item, sim, controllers))
         if item.delete_at is not None:
             engine.at(item.delete_at, _deleter(item, sim, controllers))
+    recorder = None
+    if explain:
+        recorder = ExplanationRecorder.attach(sim.scheduler)
     stats = sim.run(until=until, horizon=horizon)
-    return Run(sim, seed, stats.end_time)
+    return Run(sim, seed, stats.end_time, recorder)
 
 
 def _class_change(

@@ -51,7 +51,7 @@ from kubesched.framework.preemption.candidates import (
 )
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.executor import Executor
-from kubesched.framework.preemption.policy import PreemptionPolicy
+from kubesched.framework.preemption.policy import PreemptionPolicy, VictimOrder
 from kubesched.framework.preemption.ports import HandleExtras
 from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.framework.preemption.victims import Victims
@@ -69,12 +69,31 @@ class PreemptionOutcome:
     """What happened in one Preempt call, for explanations and reports
     (``candidates`` are built when first read)."""
 
-    __slots__ = ("candidate_set", "chosen", "statuses")
+    __slots__ = (
+        "candidate_set",
+        "chosen",
+        "chosen_pods",
+        "num_candidates",
+        "offset",
+        "order",
+        "pdbs",
+        "statuses",
+    )
 
     def __init__(self) -> None:
         self.candidate_set: CandidateSet | None = None
         self.chosen: Candidate | None = None
+        self.chosen_pods: list[PodInfo] = []
+        """The pods on the chosen node when it was chosen (before any eviction)."""
         self.statuses: NodeToStatus | None = None
+        self.offset = 0
+        self.num_candidates = 0
+        """Where the dry run started among the potential nodes, and how many
+        candidates it looked for (upstream GetOffsetAndNumCandidates)."""
+        self.pdbs: Sequence[PodDisruptionBudget] = ()
+        self.order: VictimOrder | None = None
+        """The PDBs the dry run saw and the policy's victim order (None: the
+        policy selects victims its own way)."""
 
     @property
     def candidates(self) -> list[Candidate]:
@@ -135,15 +154,17 @@ class Evaluator(Executor):
         if not len(candidates):
             node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
             fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
-            return PostFilterResult.nominated(""), Status(Code.UNSCHEDULABLE, str(fit))
+            return PostFilterResult.nominated("", self.last), Status(Code.UNSCHEDULABLE, str(fit))
         best = self._select(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
         self.last.chosen = best
+        info = table.infos[table.row_of[best.name]]
+        self.last.chosen_pods = list(info.pods) if info is not None else []
         s = self.prepare_candidate(best, pod)
         if not s.is_success():
             return None, s
-        return PostFilterResult.nominated(best.name), SUCCESS
+        return PostFilterResult.nominated(best.name, self.last), SUCCESS
 
     # ------------------------------------------------------------------ candidates
     def find_candidates(
@@ -161,6 +182,9 @@ class Evaluator(Executor):
             return CandidateSet.empty(), NodeToStatus(), []
         pdbs = list(self.handle.pdbs())
         offset, num = self.policy.offset_and_num_candidates(len(rows))
+        if self.last is not None:
+            self.last.offset, self.last.num_candidates = offset, num
+            self.last.pdbs, self.last.order = pdbs, self.policy.victim_order()
         return self._dry_run(state, pod, rows, None, pdbs, offset, num)
 
     def dry_run_preemption(

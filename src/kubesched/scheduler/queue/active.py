@@ -68,7 +68,7 @@ class ActiveQueue:
 
     def add(self, pinfo: QueuedPodInfo, event: str) -> None:
         self._heap.add_or_update(pinfo)
-        self._metrics.incoming(ACTIVE, event)
+        self._metrics.incoming(ACTIVE, event, pinfo)
 
     def update(self, new_pod: Pod, key: str) -> QueuedPodInfo | None:
         pinfo = self._heap.get(key)
@@ -94,7 +94,7 @@ class ActiveQueue:
                     return None
                 pinfo = self._backoff.pop_backoff()
                 assert pinfo is not None
-                self._metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q)
+                self._metrics.incoming(ACTIVE, POP_FROM_BACKOFF_Q, pinfo)
             pinfo.attempts += 1
             uid = pinfo.pod.uid
             if uid in self._in_flight:

@@ -112,7 +112,7 @@ class BackoffQueue:
             self._backoff.add_or_update(pinfo)
             if self._error.delete(key) is not None:
                 return
-        self._metrics.incoming(BACKOFF, event)
+        self._metrics.incoming(BACKOFF, event, pinfo)
 
     def update(self, new_pod: Pod, key: str) -> QueuedPodInfo | None:
         """Take ``new_pod`` if its pod is here; returns the updated entry."""

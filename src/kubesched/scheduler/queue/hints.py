@@ -150,6 +150,7 @@ def is_pod_worth_requeuing(
       raises counts as Queue.
     """
     rejectors = pinfo.rejector_plugins()
+    pinfo.queued_by = ""
     if not rejectors:
         return QueueingStrategy.AFTER_BACKOFF
     if event.is_wildcard():
@@ -171,6 +172,7 @@ def is_pod_worth_requeuing(
             hint = QueueingHint.QUEUE
         if hint == QueueingHint.SKIP:
             continue
+        pinfo.queued_by = h.plugin
         if h.plugin in pending:
             return QueueingStrategy.IMMEDIATELY
         if not pending:

@@ -15,7 +15,11 @@ The pending-pods gauge (``scheduler_pending_pods{queue}``) is not stored: read
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.queue.queued_pod import QueuedPodInfo
 
 ACTIVE: Final = "active"
 BACKOFF: Final = "backoff"
@@ -23,16 +27,26 @@ UNSCHEDULABLE: Final = "unschedulable"
 GATED: Final = "gated"
 
 
+QueueObserver = Callable[[str, str, "QueuedPodInfo"], None]
+"""Told every move of a pod into a queue: (queue, event label, the pod's entry);
+queue is "gated" for a pod the pool keeps because PreEnqueue rejected it."""
+
+
 class QueueMetrics:
-    __slots__ = ("incoming_pods", "unschedulable_reasons")
+    __slots__ = ("incoming_pods", "observer", "unschedulable_reasons")
 
     def __init__(self) -> None:
         self.incoming_pods: dict[tuple[str, str], int] = {}
         self.unschedulable_reasons: dict[str, int] = {}
+        self.observer: QueueObserver | None = None
+        """Told each move (explanations' queue timeline; None: nobody)."""
 
-    def incoming(self, queue: str, event: str) -> None:
+    def incoming(self, queue: str, event: str, pinfo: QueuedPodInfo) -> None:
         k = (queue, event)
         self.incoming_pods[k] = self.incoming_pods.get(k, 0) + 1
+        if self.observer is not None:
+            gated = queue == UNSCHEDULABLE and pinfo.gated()
+            self.observer(GATED if gated else queue, event, pinfo)
 
     def unschedulable_reason(self, plugin: str, delta: int) -> None:
         self.unschedulable_reasons[plugin] = self.unschedulable_reasons.get(plugin, 0) + delta

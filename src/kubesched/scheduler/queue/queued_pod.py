@@ -34,6 +34,7 @@ class QueuedPodInfo:
         "initial_attempt_timestamp",
         "pending_plugins",
         "pod_info",
+        "queued_by",
         "seen_changes",
         "seq",
         "timestamp",
@@ -77,6 +78,9 @@ class QueuedPodInfo:
         """Events the gating plugin registered: only these can move the gated pod."""
         self.was_flushed_from_unschedulable = False
         """Set when the leftover flush moved the pod; cleared when it fails again."""
+        self.queued_by = ""
+        """The plugin whose queueing hint last said Queue for this pod ("" when no
+        hint decided: no rejector, or a wildcard event); for explanations."""
         self.seen_changes = -1
         """The owner's count of cluster changes when the pod was last popped (-1:
         never). Not used by the queue: the simulation compares it with the

@@ -328,6 +328,7 @@ class SchedulingQueue:
             pinfo.was_flushed_from_unschedulable = False
             for plugin in rejectors:
                 self.metrics.unschedulable_reason(plugin, +1)
+            pinfo.queued_by = ""
             strategy = self._hint_for_in_flight_pod(pinfo)
             self._requeue(pinfo, strategy, SCHEDULE_ATTEMPT_FAILURE)
         finally:

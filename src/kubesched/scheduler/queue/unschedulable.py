@@ -64,7 +64,7 @@ class UnschedulablePods:
         """Store ``pinfo``; the incoming-pods metric counts only new entries."""
         key = pinfo.key
         if key not in self._map:
-            self._metrics.incoming(UNSCHEDULABLE, event)
+            self._metrics.incoming(UNSCHEDULABLE, event, pinfo)
         self._map[key] = pinfo
         self._track(key, pinfo)
 

@@ -1,0 +1,145 @@
+"""``kubesched explain``: run a scenario (or a live cluster's state) and tell
+why a pod is where it is: every scheduling attempt, why it failed (the node ×
+plugin diagnosis), what preemption nominated, and why the node it got.
+
+``-o text`` (default) reads like ``kubectl describe pod``; ``-o json`` prints
+the pod's ``pods[]`` entry and its ``explanations`` entry of the
+SimulationResult (docs/result-format.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
+from kubesched.cli import live_commands
+from kubesched.cli.params import SizeType
+from kubesched.explain.recorder import ExplanationRecorder
+from kubesched.sim.scenario import Run
+
+
+def pending_reasons(recorder: ExplanationRecorder) -> dict[str, str]:
+    """uid -> the dominant reason of the pod's latest failed attempt (for the
+    REASON column of pending pods)."""
+    out: dict[str, str] = {}
+    for uid in recorder.pods:
+        last = recorder.last_failure(uid)
+        if last is not None:
+            out[uid] = last.get("dominantReason") or last["message"]
+    return out
+
+
+def _split(pod: str, namespace: str) -> tuple[str, str]:
+    if "/" in pod:
+        ns, _, name = pod.partition("/")
+        return ns, name
+    return namespace, pod
+
+
+@click.command()
+@click.argument("pod")
+@click.option("-f", "--filename", "files", multiple=True, help="As simulate's -f; repeatable.")
+@click.option(
+    "-n", "--namespace", default="default", show_default=True, help="The pod's namespace."
+)
+@click.option("--config", "config_file", default=None, help="A KubeSchedulerConfiguration file.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seeds every random choice.")
+@click.option(
+    "--until", default=None, help="Stop the simulated clock here (a duration such as 90s)."
+)
+@click.option("--feature-gates", default="", help="As simulate's.")
+@click.option(
+    "-o", "--output", default="text", show_default=True, type=click.Choice(["text", "json"])
+)
+@click.option(
+    "--from-cluster",
+    is_flag=True,
+    help="Start from a live cluster's state (as `kubesched snapshot` reads it).",
+)
+@click.option("--max-input-bytes", default="512Mi", show_default=True, type=SizeType())
+@live_commands.cluster_options
+def explain(
+    pod: str,
+    files: tuple[str, ...],
+    namespace: str,
+    config_file: str | None,
+    seed: int,
+    until: str | None,
+    feature_gates: str,
+    output: str,
+    from_cluster: bool,
+    max_input_bytes: int,
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
+    """Why POD (NAME or NAMESPACE/NAME) is pending, or why it went where it did."""
+    from kubesched.api.duration import parse_duration
+    from kubesched.cli.explain_text import describe
+    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
+    from kubesched.scheduler.registry import parse_feature_gates
+    from kubesched.sim.scenario import run_scenario
+
+    if not files and not from_cluster:
+        raise InputError("-f: required (or --from-cluster)")
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except ValueError as err:
+        raise InputError(f"--feature-gates: {err}") from None
+    stop: int | None = None
+    if until is not None:
+        try:
+            stop = parse_duration(until)
+        except ValueError as err:
+            raise InputError(f"--until: {err}") from None
+    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=DEFAULT_MAX_OBJECTS)
+    try:
+        scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
+    except MemoryError:
+        raise InputError(OUT_OF_MEMORY) from None
+    echo_input_notes(scenario)
+    run = run_scenario(scenario, seed=seed, until=stop, feature_gates=gates, explain=True)
+    doc = run.result()
+    ns, name = _split(pod, namespace)
+    me = f"{ns}/{name}"
+    lives = [p for p in doc["pods"] if p["namespace"] == ns and p["name"] == name]
+    if not lives:
+        raise InputError(f"pod {ns}/{name}: not found in the run")
+    by_uid = {e["uid"]: e for e in doc["explanations"]}
+    fits = _what_would_fit(run, ns, name)
+    out = click.get_text_stream("stdout")
+    if output == "json":
+        entries: list[dict[str, Any]] = [
+            {"pod": p, "explanation": by_uid.get(p["uid"])} for p in lives
+        ]
+        for e in entries:
+            if e["pod"]["uid"] in fits:
+                e["whatWouldFit"] = fits[e["pod"]["uid"]]
+        # the preemptions the pod took part in
+        for e in entries:
+            e["preemptions"] = [
+                p for p in doc["preemptions"] if p["preemptor"] == me or me in p["victims"]
+            ]
+        out.write(json.dumps(entries, indent=2) + "\n")
+        return
+    related = [p for p in doc["preemptions"] if p["preemptor"] == me or me in p["victims"]]
+    out.write(
+        "\n".join(describe(p, by_uid.get(p["uid"]), related, fits.get(p["uid"])) for p in lives)
+    )
+
+
+def _what_would_fit(run: Run, namespace: str, name: str) -> dict[str, dict[str, Any]]:
+    """uid -> ``what_would_fit`` for the pod if it is still Pending at the end."""
+    from kubesched.explain.counterfactual import what_would_fit
+
+    pod = run.cluster.get_pod(namespace, name)
+    if pod is None or pod.node_name:
+        return {}
+    scheduler = run.simulation.scheduler
+    fwk = scheduler.profiles.get(pod.spec.scheduler_name)
+    if fwk is None:
+        return {}
+    return {pod.uid: what_would_fit(fwk, pod, scheduler.cache.table.ordered_infos())}
