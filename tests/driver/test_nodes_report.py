@@ -35,7 +35,9 @@ def test_nodes_view_matches_the_pods(files: list[str]) -> None:
     doc = json.loads(simulate(*args, "--show", "nodes", "-o", "json").stdout)
     plain = json.loads(simulate(*args, "-o", "json").stdout)
     nodes = doc.pop("nodes")
-    assert doc == plain  # only added
+    requests = [p.pop("requests") for p in doc["pods"]]
+    assert doc == plain  # only added: nodes and each pod's requests
+    assert all(isinstance(r, dict) for r in requests)
     live = {
         f"{p['namespace']}/{p['name']}": p["nodeName"]
         for p in doc["pods"]
