@@ -298,3 +298,23 @@ def test_to_jsonl_is_in_time_order_with_watch_changes() -> None:
     rows = [ln.split() for ln in watch.stdout.split("\n\n")[0].splitlines()[1:]]
     changes = [x for x in lines if x["type"] == "change"]
     assert [(r[2], r[4]) for r in rows] == [(c["name"], c["status"]) for c in changes]
+
+
+def test_jsonl_lists_nodes_and_explanations_as_lines() -> None:
+    from click.testing import CliRunner
+
+    from kubesched.cli.main import main
+
+    seed = Path(__file__).resolve().parents[2] / "examples" / "preemption" / "seed-nginx.yaml"
+    args = ["simulate", "-f", str(seed), "--explain", "--show", "nodes"]
+    doc = json.loads(CliRunner().invoke(main, [*args, "-o", "json"]).stdout)
+    lines = [
+        json.loads(x) for x in CliRunner().invoke(main, [*args, "-o", "jsonl"]).stdout.splitlines()
+    ]
+    strip = [{k: v for k, v in x.items() if k != "type"} for x in lines]
+    kinds = [x["type"] for x in lines]
+    assert [s for s, k in zip(strip, kinds, strict=True) if k == "node"] == doc["nodes"]
+    assert [s for s, k in zip(strip, kinds, strict=True) if k == "explanation"] == doc[
+        "explanations"
+    ]
+    assert "explanations" not in lines[-1] and "nodes" not in lines[-1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -233,11 +233,16 @@ def to_yaml(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=4096)
 
 
+_LISTS: Final = (("node", "nodes"), ("explanation", "explanations"))
+"""Optional lists of the document (``--show nodes``, ``--explain``): one line each."""
+
+
 def to_jsonl(doc: dict[str, Any], changes: Sequence[WatchLine] = ()) -> Iterable[str]:
     """The document as JSON lines in time order: ``change`` lines (the pod changes
     ``--watch`` shows), ``preemption`` and ``event`` lines merged by time (at one
     time: changes, then preemptions, then events, each in recorded order); then
-    one ``pod`` line per pod (its final state) and the ``result`` line last."""
+    one ``pod`` line per pod (its final state), the ``node`` and ``explanation``
+    lines when the document has them, and the ``result`` line last."""
     timed: list[tuple[float, int, int, dict[str, Any]]] = []
     for i, c in enumerate(changes):
         p = c.pod
@@ -262,7 +267,11 @@ def to_jsonl(doc: dict[str, Any], changes: Sequence[WatchLine] = ()) -> Iterable
         yield json.dumps(line, ensure_ascii=False) + "\n"
     for p in doc["pods"]:
         yield json.dumps({"type": "pod", **p}, ensure_ascii=False) + "\n"
-    summary = {k: v for k, v in doc.items() if k not in ("pods", "events", "preemptions")}
+    for kind, key in _LISTS:
+        for item in doc.get(key, ()):
+            yield json.dumps({"type": kind, **item}, ensure_ascii=False) + "\n"
+    listed = {"pods", "events", "preemptions", *(key for _, key in _LISTS)}
+    summary = {k: v for k, v in doc.items() if k not in listed}
     yield json.dumps({"type": "result", **summary}, ensure_ascii=False) + "\n"
 
 
