@@ -35,7 +35,7 @@ from kubesched.framework.interfaces import (
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore, NodeToStatus
 from kubesched.framework.snapshot import build_table
-from kubesched.framework.status import SKIP, SUCCESS, Code, Status
+from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import (
     DEVICE_CLASS,
@@ -121,7 +121,6 @@ def test_claimless_pod_at_every_extension_point(pod: PodBuilder) -> None:
 
     assert pl.reserve(state, pi, "worker") == SUCCESS
     assert pl.unreserve(state, pi, "worker") is None  # type: ignore[func-returns-value]
-    assert pl.pre_bind_pre_flight(state, pi, "worker") == SKIP
     assert pl.pre_bind(state, pi, "worker") == SUCCESS
 
 
@@ -175,9 +174,6 @@ def _score(pl: DynamicResources, s: CycleState, pi: PodInfo) -> Status:
         pytest.param(_score, id="Score"),
         pytest.param(lambda pl, s, pi: pl.reserve(s, pi, "worker"), id="Reserve"),
         pytest.param(lambda pl, s, pi: pl.pre_bind(s, pi, "worker"), id="PreBind"),
-        pytest.param(
-            lambda pl, s, pi: pl.pre_bind_pre_flight(s, pi, "worker"), id="PreBindPreFlight"
-        ),
     ],
 )
 def test_missing_state_is_an_error(

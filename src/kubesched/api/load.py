@@ -263,16 +263,6 @@ class LoadResult:
     def of_kind(self, kind: str) -> list[Loaded[LoadedObject]]:
         return [o for o in self.objects if o.kind == kind]
 
-    def ignored_summary(self) -> str:
-        """``ignored 3 objects: 2 Service, 1 ConfigMap`` (most first), or ""."""
-        if not self.ignored:
-            return ""
-        total = sum(self.ignored.values())
-        parts = ", ".join(
-            f"{n} {k}" for k, n in sorted(self.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
-        )
-        return f"ignored {total} objects: {parts}"
-
 
 # kind -> (API group, served versions)
 KINDS: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {

@@ -18,9 +18,8 @@ Sources followed (apimachinery / component-helpers at v1.36):
   empty term and a term that fails to parse match nothing; matchFields supports
   In / NotIn with exactly one value and reads ``metadata.name``, and is skipped
   when the node has no name.
-- ``metav1/validation.ValidateLabelSelector`` for API validation messages, with
-  field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
-  "x": detail``).
+- field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
+  "x": detail``) for API validation messages.
 
 Messages follow master's ``api/validate/content`` texts except ``MaxLenError``,
 where we keep the long-standing "must be no more than 63 characters" (master's
@@ -39,7 +38,6 @@ from typing import Final
 from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
 from kubesched.api.types import (
     LabelSelector,
-    LabelSelectorRequirement,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -363,62 +361,7 @@ def label_selector_parse_error(sel: LabelSelector | None) -> str | None:
     return None
 
 
-def validate_label_selector(sel: LabelSelector | None, field_path: str) -> list[str]:
-    """API validation (``metav1validation.ValidateLabelSelector`` with
-    ``AllowInvalidLabelValueInSelector=false``): one message per field error,
-    e.g. ``spec.selector.matchExpressions[0].values: Required value: must be
-    specified when `operator` is 'In' or 'NotIn'``. matchLabels are reported in
-    sorted key order (upstream iterates a Go map)."""
-    errs: list[str] = []
-    if sel is None:
-        return errs
-    labels_path = _child(field_path, "matchLabels")
-    for k in sorted(sel.match_labels):
-        v = sel.match_labels[k]
-        errs.extend(_invalid(labels_path, go_quote(k), m) for m in label_key_errors(k))
-        errs.extend(_invalid(labels_path, go_quote(v), m) for m in label_value_errors(v))
-    for i, r in enumerate(sel.match_expressions):
-        errs.extend(_validate_requirement(r, f"{_child(field_path, 'matchExpressions')}[{i}]"))
-    return errs
-
-
-def _validate_requirement(r: LabelSelectorRequirement, path: str) -> list[str]:
-    errs: list[str] = []
-    values_path = _child(path, "values")
-    if r.operator in (IN, NOT_IN):
-        if not r.values:
-            errs.append(
-                f"{values_path}: Required value: must be specified when `operator` is "
-                "'In' or 'NotIn'"
-            )
-    elif r.operator in (EXISTS, DOES_NOT_EXIST):
-        if r.values:
-            errs.append(
-                f"{values_path}: Forbidden: may not be specified when `operator` is "
-                "'Exists' or 'DoesNotExist'"
-            )
-    else:
-        errs.append(
-            _invalid(
-                _child(path, "operator"), go_quote(r.operator), "not a valid selector operator"
-            )
-        )
-    errs.extend(_invalid(_child(path, "key"), go_quote(r.key), m) for m in label_key_errors(r.key))
-    for j, v in enumerate(r.values):
-        errs.extend(_invalid(f"{values_path}[{j}]", go_quote(v), m) for m in label_value_errors(v))
-    return errs
-
-
 # --------------------------------------------------------------------------- node selectors
-
-
-def node_selector_requirement_matches(
-    req: NodeSelectorRequirement, labels: Mapping[str, str]
-) -> bool:
-    """One ``matchExpressions`` item against node labels (``Requirement.Matches``):
-    Gt / Lt need the label, its value parsed by ``parse_int64_label``, and exactly
-    one integer value; otherwise no match. Does not validate ``req``."""
-    return _requirement_matches(req.key, req.operator, req.values, labels)
 
 
 def _field_requirement_matches(req: NodeSelectorRequirement, node_name: str) -> bool:

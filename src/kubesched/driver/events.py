@@ -15,7 +15,7 @@ about nodes and pods (the simulated storage and workload controllers) are plain
 ``Watcher``s. An update carries the old and the new object (objects are never
 mutated: a change replaces the object), a deletion the last state.
 
-``deliver(event, sink)`` hands one event to one sink; ``event.publish(subscribers)``
+``event.to(sink)`` hands one event to one sink; ``event.publish(subscribers)``
 hands it to every subscriber of its kind, in subscription order. Events are
 never changed once made (plain slotted classes, not frozen ones: a frozen
 dataclass costs three times as much to create, once per change on the hot
@@ -191,8 +191,3 @@ class ObjectDeleted:
 WatchEvent = NodeAdded | NodeUpdated | NodeDeleted | PodAdded | PodUpdated | PodDeleted
 ObjectEvent = ObjectAdded | ObjectUpdated | ObjectDeleted
 Event = WatchEvent | ObjectEvent
-
-
-def deliver(event: Event, sink: EventSink) -> None:
-    """Hand one event to one sink (the method of its kind)."""
-    event.to(sink)
