@@ -6,10 +6,11 @@ make_node("n1").capacity(cpu="4", memory="32Gi", pods=110).label("zone", "a").ob
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from kubesched.api.quantity import parse_resource_list
+from kubesched.api.quantity import scheduler_amount
 from kubesched.api.storage import PodVolume
 from kubesched.api.types import (
     Affinity,
@@ -39,6 +40,11 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 
 Q = str | int
+
+
+def parse_resource_list(raw: Mapping[str, str | int | float | None]) -> dict[str, int]:
+    """A ResourceList in the scheduler's units (``scheduler_amount`` per resource)."""
+    return {str(name): scheduler_amount(str(name), text) for name, text in raw.items()}
 
 
 def _rl(**res: Q) -> dict[str, int]:

@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kubesched.api.goformat import MANY, ONE, Num
-from kubesched.api.quantity import parse_resource_list
 from kubesched.api.types import Container, Node, Pod, PodSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
@@ -20,6 +19,7 @@ from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.builders import parse_resource_list
 
 ScorePlugin = Fit | BalancedAllocation
 Res = dict[str, str | int]
