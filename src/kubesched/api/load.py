@@ -44,7 +44,7 @@ from kubesched.api.input_limits import (
     too_many,
 )
 from kubesched.api.meta_validation import validate_object
-from kubesched.api.parsing import JSONValueError, parse_json_stream, parse_yaml
+from kubesched.api.parsing import JSONValueError, one_line, parse_json_stream, parse_yaml
 from kubesched.api.storage import PersistentVolumeClaim
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kubesched.api.unmodelled import is_unmodelled
@@ -79,10 +79,6 @@ class Document:
     @property
     def where(self) -> str:
         return f"{self.source} (object {self.index})"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def parse_text(text: str, source: str) -> list[Any]:
@@ -172,7 +168,7 @@ def _expand(path: str) -> list[str]:
         try:
             names = sorted(os.listdir(path))
         except OSError as err:
-            raise InputError(_one_line(err.strerror or str(err)), source=path) from None
+            raise InputError(one_line(err.strerror or str(err)), source=path) from None
         return [
             os.path.join(path, n)
             for n in names
