@@ -40,20 +40,6 @@ if TYPE_CHECKING:  # imported lazily at run time: `kubesched --help` stays fast
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-OPTION_NAMES = (
-    "limit",
-    "sample",
-    "time_scale",
-    "node_fraction",
-    "drop_nodes",
-    "gpu_share",
-    "priorities",
-    "max_pods",
-    "no_deletions",
-)
-"""The keyword arguments :func:`trace_options` adds (besides ``seed`` when asked)."""
-
-
 class _Parsed(click.ParamType):  # type: ignore[type-arg]
     """A click type around one of the ``traces.common`` parsers (ValueError -> usage error)."""
 
@@ -153,8 +139,8 @@ def trace_options(*, seed: bool) -> Callable[[F], F]:
 def import_options(
     seed: int, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES, **values: Any
 ) -> ImportOptions:
-    """The ImportOptions of the values :func:`trace_options` parsed (keyword names as
-    in :data:`OPTION_NAMES`) and of ``--max-input-bytes``."""
+    """The ImportOptions of the values :func:`trace_options` parsed (by their keyword
+    names: ``limit``, ``sample``, ... ``no_deletions``) and of ``--max-input-bytes``."""
     return ImportOptions(
         max_input_bytes=max_input_bytes,
         seed=seed,
