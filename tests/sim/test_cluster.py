@@ -499,8 +499,9 @@ def test_events_are_recorded_with_time_keys_and_message() -> None:
     cluster.engine.now = 12 * S
     victim = make_pod("victim", "ns1").obj()
     preemptor = make_pod("high", "ns2").obj()
-    cluster.event(victim, "Normal", "Preempted", "Preempting", "Preempted by pod x", preemptor)
-    cluster.event(preemptor, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes")
+    rec = cluster.record
+    rec.event(victim, "Normal", "Preempted", "Preempting", "Preempted by pod x", preemptor)
+    rec.event(preemptor, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes")
     assert [
         (e.time, e.type, e.reason, e.object, e.related, e.message) for e in cluster.record.events
     ] == [

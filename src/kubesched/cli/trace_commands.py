@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # imported lazily at run time: `kubesched --help` stays fast
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 class _Parsed(click.ParamType):  # type: ignore[type-arg]
     """A click type around one of the ``traces.common`` parsers (ValueError -> usage error)."""
 
