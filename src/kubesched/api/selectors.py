@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import Final
 
 from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
+from kubesched.api.messages import child
 from kubesched.api.types import (
     LabelSelector,
     NodeSelector,
@@ -77,10 +78,6 @@ def parse_int64_label(value: str) -> int | None:
     if value[:1] == "-":
         n = -n
     return n if _MIN_INT64 <= n <= _MAX_INT64 else None
-
-
-def _child(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
 
 
 def _invalid(path: str, bad_value: str, detail: str) -> str:
@@ -227,8 +224,8 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
     errs: list[str] = []
     key_errs = label_key_errors(key)
     if key_errs:
-        errs.append(_invalid(_child(path, "key"), go_quote(key), "; ".join(key_errs)))
-    values_path = _child(path, "values")
+        errs.append(_invalid(child(path, "key"), go_quote(key), "; ".join(key_errs)))
+    values_path = child(path, "values")
     if op in (IN, NOT_IN):
         if not values:
             errs.append(
@@ -388,31 +385,31 @@ def _term_errors(term: NodeSelectorTerm, path: str) -> tuple[str, ...]:
     # Terms compare by identity (eq=False), so this caches per spec object and
     # keeps it alive while cached.
     errs: list[str] = []
-    exprs_path = _child(path, "matchExpressions")
+    exprs_path = child(path, "matchExpressions")
     for i, r in enumerate(term.match_expressions):
         p = f"{exprs_path}[{i}]"
         if r.operator not in NODE_SELECTOR_OPERATORS:
             errs.append(
-                f"{_child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
+                f"{child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
                 + _supported_values(NODE_SELECTOR_OPERATORS)
             )
             continue
         errs.extend(_new_requirement_errors(r.key, r.operator, r.values, p))
-    fields_path = _child(path, "matchFields")
+    fields_path = child(path, "matchFields")
     for i, r in enumerate(term.match_fields):
         p = f"{fields_path}[{i}]"
         if r.operator in NODE_FIELD_OPERATORS:
             if len(r.values) != 1:
                 errs.append(
                     _invalid(
-                        _child(p, "values"),
+                        child(p, "values"),
                         go_string_slice(r.values or None),
                         "must have one element",
                     )
                 )
         else:
             errs.append(
-                f"{_child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
+                f"{child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
                 + _supported_values(NODE_FIELD_OPERATORS)
             )
     return tuple(errs)
