@@ -17,11 +17,10 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from kubesched import __version__
-from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.cli import bench_command, live_commands, trace_commands
-from kubesched.cli.params import SizeType
+from kubesched.cli.params import DURATION, SIZE
 from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,21 +65,6 @@ def _progress_enabled(output: str) -> bool:
     return output in ("table", "wide") and sys.stderr.isatty() and not os.environ.get("CI")
 
 
-class DurationType(click.ParamType):  # type: ignore[type-arg]
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            d = parse_duration(str(value))
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-        if d < 0:
-            self.fail(f"{value}: must not be negative", param, ctx)
-        return d
-
-
 @main.command()
 @click.option(
     "-f",
@@ -91,7 +75,7 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
 )
 @click.option("--config", "config_file", default=None, help="A KubeSchedulerConfiguration file.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds every random choice.")
-@click.option("--until", default=None, type=DurationType(), help="Stop the simulated clock here.")
+@click.option("--until", default=None, type=DURATION, help="Stop the simulated clock here.")
 @click.option(
     "-o",
     "--output",
@@ -116,7 +100,7 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     "--max-input-bytes",
     default="512Mi",
     show_default=True,
-    type=SizeType(),
+    type=SIZE,
     help="Refuse more input than this (bytes, or a quantity such as 512Mi or 1Gi).",
 )
 @click.option(
