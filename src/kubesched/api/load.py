@@ -76,10 +76,6 @@ class Document:
     index: int
     raw: Mapping[str, Any]
 
-    @property
-    def where(self) -> str:
-        return f"{self.source} (object {self.index})"
-
 
 def parse_text(text: str, source: str) -> list[Any]:
     """The documents of one input, as parsed values (None for an empty YAML document)."""
