@@ -67,7 +67,7 @@ class Rig:
             rng=random.Random(seed),
             reader=self.cluster,
             writer=self.writer,
-            recorder=self.cluster,
+            recorder=self.cluster.record,
             metrics=self.metrics,
         )
         self.cluster.watchers.append(self.sched)
