@@ -19,8 +19,8 @@ import click
 from kubesched import __version__
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import bench_command, live_commands, trace_commands
-from kubesched.cli.params import DURATION, SIZE
+from kubesched.cli import trace_commands
+from kubesched.cli.params import DURATION, SIZE, cluster_options
 from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -34,8 +34,31 @@ def fail_input(message: str) -> NoReturn:
     sys.exit(EXIT_INPUT)
 
 
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("kubesched.cli.bench_command", "bench_cmd"),
+    "snapshot": ("kubesched.cli.live_commands", "snapshot"),
+    "run": ("kubesched.cli.live_commands", "run"),
+}
+"""Commands imported when invoked (or listed): live mode and the benchmarks pull in
+modules that ``simulate`` never needs, and a command line starts faster without."""
+
+
 class KubeschedGroup(click.Group):
-    """Turns errors into the documented exit codes, never a traceback for bad input."""
+    """Turns errors into the documented exit codes, never a traceback for bad input;
+    imports the ``LAZY_COMMANDS`` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        lazy = LAZY_COMMANDS.get(cmd_name)
+        if lazy is not None and cmd_name not in self.commands:
+            import importlib
+
+            command = getattr(importlib.import_module(lazy[0]), lazy[1])
+            assert isinstance(command, click.Command)
+            self.add_command(command, name=cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -123,7 +146,7 @@ def _progress_enabled(output: str) -> bool:
     help="Start from a live cluster's state (as `kubesched snapshot` reads it); "
     "-f adds what-if objects.",
 )
-@live_commands.cluster_options
+@cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
     files: tuple[str, ...],
@@ -144,7 +167,7 @@ def simulate(
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
-    from kubesched.cli import render
+    from kubesched.cli import live_commands, render
     from kubesched.cli.input_warnings import warning_lines
     from kubesched.driver.loop import DEFAULT_HORIZON
     from kubesched.scheduler.registry import parse_feature_gates
@@ -235,9 +258,6 @@ def simulate(
 
 
 main.add_command(trace_commands.import_, name="import")
-main.add_command(bench_command.bench_cmd, name="bench")
-main.add_command(live_commands.snapshot, name="snapshot")
-main.add_command(live_commands.run, name="run")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -40,3 +40,21 @@ SIZE = Parsed("size", parse_size)
 
 DURATION = Parsed("duration", _nonnegative_duration)
 """A Go duration (``90s``, ``1h30m``), not negative; nanoseconds."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cluster_options(fn: F) -> F:
+    """``--kubeconfig`` and ``--context``, as kubectl's."""
+    fn = click.option(
+        "--context",
+        default=None,
+        help="The kubeconfig context to use (default: its current context).",
+    )(fn)
+    return click.option(
+        "--kubeconfig",
+        default=None,
+        metavar="PATH",
+        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster).",
+    )(fn)
