@@ -45,7 +45,6 @@ def test_a_pod_without_volumes_skips_them_and_stays_vectorised() -> None:
     assert state.skip_filter_plugins >= VOLUME_PLUGINS
     rows = np.arange(4, dtype=np.int64)
     assert fwk.filter_rows(state, pod, rows, {}) is not None
-    assert fwk.filter_vector(state, pod) is not None
 
 
 def test_a_pod_with_a_claim_takes_the_per_node_path() -> None:

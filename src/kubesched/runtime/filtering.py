@@ -7,8 +7,7 @@ The Filter runners of the ``Framework`` (``runtime/framework.py``):
   ``run_filter_plugins_with_nominated_pods`` (its two passes with the
   nominated pods of >= priority added, then without), with the PreFilter
   extensions' AddPod / RemovePod runners they and preemption use;
-- ``filter_vector`` / ``filter_rows``: every active filter over all (or some)
-  table rows at once, without nominated pods, as (index, statuses) arrays;
+- ``filter_rows``: every active filter over some table rows at once, without nominated pods, as (index, statuses) arrays;
   None when some active filter has no vectorised form for the pod (the caller
   then takes the per-node path).
 - the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
@@ -255,29 +254,6 @@ class Filtering:
                 return False, state, node, s
         return True, state_out, node_out, SUCCESS
 
-    def filter_vector(
-        self, state: CycleState, pod: PodInfo
-    ) -> tuple[np.ndarray, list[Status]] | None:
-        """All filter plugins over all table rows, without nominated pods:
-        (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
-        if forms is None:
-            return None
-        table = self._services.table
-        result = np.full(table.capacity, -1, dtype=np.int32)
-        statuses: list[Status] = []
-        for name, vector, _ in forms:
-            v = vector(state, pod, table)
-            if v is None:
-                return None
-            if not v.statuses:
-                continue
-            fail = (result < 0) & (v.index >= 0)
-            if fail.any():
-                result[fail] = v.index[fail] + len(statuses)
-            statuses.extend(self._stamp(name, v.statuses))
-        return result, statuses
-
     def filter_rows(
         self,
         state: CycleState,
@@ -285,7 +261,7 @@ class Filtering:
         rows: IntArray,
         memo: dict[str, Verdicts],
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
-        """``filter_vector`` for some rows only, without nominated pods: (index
+        """Every active filter over some table rows, without nominated pods: (index
         aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
         for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
         with ``filter_rows`` evaluate just those rows, the others' whole-table

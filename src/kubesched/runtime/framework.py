@@ -170,7 +170,6 @@ class Framework:
         self.run_filter_plugins = fl.run_filter_plugins
         self.run_filter_plugins_with_nominated_pods = fl.run_filter_plugins_with_nominated_pods
         self.nominated_ge = fl.nominated_ge
-        self.filter_vector = fl.filter_vector
         self.filter_rows = fl.filter_rows
         self.what_if_supported = fl.what_if_supported
         self.what_if_spec_determined = fl.what_if_spec_determined

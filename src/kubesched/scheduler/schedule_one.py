@@ -450,17 +450,9 @@ class ScheduleOne:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
             found: Overrides | None = None
             if fwk.what_if_spec_determined(state, pod):
-                # Ask only about the rows whose summed requests changed since an
-                # earlier cycle (a burst of preemptors changes a node or two per
-                # cycle while a thousand hold nominated pods).
-                if not short:
-                    # The index's change log is current: ``query`` just synced it.
-                    found = self._override_rows.answer_tracked(
-                        fwk, state, pod, load_rows, load, index
-                    )
-                else:
-                    summed = table.requested[load_rows] + load
-                    found = self._override_rows.answer(fwk, state, pod, load_rows, summed)
+                # Only rows changed since an earlier cycle are asked (the index's
+                # change log is current: ``query`` / ``query_rows`` just synced it).
+                found = self._override_rows.answer(fwk, state, pod, load_rows, load, index)
             else:
                 answer = fwk.run_filter_what_if(
                     state, pod, load_rows, table.requested[load_rows] + load
