@@ -7,9 +7,10 @@ The Filter runners of the ``Framework`` (``runtime/framework.py``):
   ``run_filter_plugins_with_nominated_pods`` (its two passes with the
   nominated pods of >= priority added, then without), with the PreFilter
   extensions' AddPod / RemovePod runners they and preemption use;
-- ``filter_rows``: every active filter over some table rows at once, without nominated pods, as (index, statuses) arrays;
-  None when some active filter has no vectorised form for the pod (the caller
-  then takes the per-node path).
+- ``filter_rows``: every active filter over some table rows at once,
+  without nominated pods, as (index, statuses) arrays; None when some active
+  filter has no vectorised form for the pod (the caller then takes the
+  per-node path).
 - the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
   ``run_filter_what_if_row``): the filters over some rows *as if* their summed
   requests were given ones — preemption's dry run and the nominated-pods
