@@ -514,8 +514,8 @@ def check_scores(
     totals: list[object] = []
     for fwk, state, pi, nodes in ((vec, sv, pv, nodes_v), (exact, se, pe, nodes_e)):
         try:
-            total, raw = fwk.score_nodes(state, pi, nodes)
-            totals.append((total.tolist(), [(n, w, s.tolist()) for n, w, s in raw]))
+            total, per = fwk.run_score_plugins(state, pi, nodes)
+            totals.append((total.tolist(), [(n, s.tolist()) for n, s in per.items()]))
         except ScoreError as err:
             totals.append(str(err))
     assert totals[0] == totals[1]

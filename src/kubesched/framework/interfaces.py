@@ -372,10 +372,6 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
-class PluginFactory(Protocol):
-    def __call__(self, args: object, handle: Handle) -> Plugin: ...
-
-
 @runtime_checkable
 class WhatIfFilterPlugin(FilterPlugin, Protocol):
     """A filter that can answer "would the pod pass if these nodes carried these

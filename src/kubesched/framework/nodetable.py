@@ -84,13 +84,6 @@ class LabelColumn:
     def has(self) -> BoolArray:
         return self.codes >= 0
 
-    def equals(self, value: str) -> BoolArray:
-        code = self.index.get(value)
-        if code is None:
-            return np.zeros(len(self.codes), dtype=np.bool_)
-        out: BoolArray = self.codes == code
-        return out
-
     def isin(self, values: Iterable[str]) -> BoolArray:
         codes = [self.index[v] for v in values if v in self.index]
         if not codes:

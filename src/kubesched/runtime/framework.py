@@ -166,7 +166,6 @@ class Framework:
         )
         self.run_pre_filter_extension_add_pod = fl.run_pre_filter_extension_add_pod
         self.run_pre_filter_extension_remove_pod = fl.run_pre_filter_extension_remove_pod
-        self.active_filters = fl.active_filters
         self.run_filter_plugins = fl.run_filter_plugins
         self.run_filter_plugins_with_nominated_pods = fl.run_filter_plugins_with_nominated_pods
         self.nominated_ge = fl.nominated_ge
@@ -182,7 +181,6 @@ class Framework:
         )
         self.run_pre_score_plugins = sc.run_pre_score_plugins
         self.run_score_plugins = sc.run_score_plugins
-        self.score_nodes = sc.score_nodes
         self.score_parts = sc.score_parts
 
     @property

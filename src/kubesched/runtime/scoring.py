@@ -99,24 +99,16 @@ class Scoring:
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, dict[str, IntArray]]:
-        """(total weighted score per node, per-plugin weighted scores)."""
-        total, raw = self.score_nodes(state, pod, nodes)
-        return total, {name: scores * weight for name, weight, scores in raw}
-
-    def score_nodes(
-        self, state: CycleState, pod: PodInfo, nodes: NodeSet
-    ) -> tuple[IntArray, list[tuple[str, int, IntArray]]]:
-        """(total weighted score per node, [(plugin, weight, unweighted scores)] in
-        plugin order). Raises ScoreError for the first plugin (in order) that
-        fails or returns a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+        """(total weighted score per node, per-plugin weighted scores). Raises
+        ScoreError for the first plugin (in order) that fails or returns a score
+        outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
         total, parts = self.score_parts(state, pod, nodes)
-        rows = nodes.rows
-        return total, [(n, w, v[rows] if by_slot else v) for n, w, v, by_slot in parts]
+        return total, {name: s * w for name, w, s in _aligned(parts, nodes.rows)}
 
     def score_parts(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, list[ScorePart]]:
-        """``score_nodes`` without gathering what need not be: each part is
+        """``run_score_plugins`` without gathering what need not be: each part is
         (plugin, weight, unweighted scores, by_slot); a ``by_slot`` part holds the
         scores of every table slot (index it with ``nodes.rows``), the others are
         aligned with ``nodes``.
