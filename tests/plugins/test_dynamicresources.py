@@ -30,7 +30,6 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
     VectorFilterPlugin,
     VectorScorePlugin,
-    is_static_filter,
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore, NodeToStatus
@@ -49,6 +48,7 @@ from kubesched.plugins.dynamicresources import (
     is_schedulable_after_claim_change,
     is_schedulable_after_pod_change,
 )
+from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import PluginFactory
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
@@ -245,7 +245,7 @@ def test_extension_points_match_upstream_assertions() -> None:
         assert isinstance(pl, proto), proto.__name__
     assert not isinstance(pl, PreScorePlugin)
     assert pl.pre_filter_extensions() is None  # type: ignore[func-returns-value]
-    assert is_static_filter(pl)
+    assert FilterForms.of(pl).static_vector is not None
 
 
 def test_events_to_register() -> None:
