@@ -328,14 +328,10 @@ class ScheduleOne:
                     ov_index,
                 )
             elif cut and not passing[:cut].all():
-                self._record_failures(
-                    fwk,
-                    diagnosis,
-                    chunk[:cut],
-                    index[:cut],
-                    ~passing[:cut],
-                    statuses,
-                    overrides,
+                failing = (~passing[:cut]).nonzero()[0]
+                fail_index = index[failing].astype(np.int64)
+                self._add_failures(
+                    fwk, diagnosis, chunk[failing], fail_index, statuses, overrides, None, None
                 )
             if stop:
                 break
@@ -358,27 +354,6 @@ class ScheduleOne:
         return np.concatenate(parts)
 
     @staticmethod
-    def _record_failures(
-        fwk: Framework,
-        diagnosis: Diagnosis,
-        rows: IntArray,
-        index: npt.NDArray[np.int32],
-        failing_mask: npt.NDArray[np.bool_],
-        statuses: list[Status],
-        overrides: Overrides,
-    ) -> None:
-        """Statuses of the failing ``rows`` into the diagnosis, in scan order."""
-        failing = failing_mask.nonzero()[0]
-        fail_rows = rows[failing]
-        fail_index = index[failing].astype(np.int64)
-        hits = ov_index = None
-        if overrides:
-            hits, ov_index = overrides.lookup(fail_rows)
-        ScheduleOne._add_failures(
-            fwk, diagnosis, fail_rows, fail_index, statuses, overrides, hits, ov_index
-        )
-
-    @staticmethod
     def _add_failures(
         fwk: Framework,
         diagnosis: Diagnosis,
@@ -389,10 +364,12 @@ class ScheduleOne:
         hits: IntArray | None,
         ov_index: IntArray | None,
     ) -> None:
-        """``_record_failures`` once the failing rows, their indexes into
-        ``statuses`` (an int64 array this may write) and the overridden ones
-        among them (``hits`` positions, ``ov_index`` into ``overrides.statuses``)
-        are known."""
+        """Statuses of the failing rows into the diagnosis, in scan order: the
+        failing rows, their indexes into ``statuses`` (an int64 array this may
+        write) and the overridden ones among them (``hits`` positions,
+        ``ov_index`` into ``overrides.statuses``; None: looked up here)."""
+        if hits is None and overrides:
+            hits, ov_index = overrides.lookup(fail_rows)
         every = statuses
         if hits is not None and ov_index is not None and len(hits):
             # A failing overridden row takes its per-node status, numbered after the
