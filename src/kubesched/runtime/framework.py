@@ -116,6 +116,17 @@ class Framework:
     ) -> None:
         self.profile = profile
         self.services = services
+        self.scheduler_name = profile.scheduler_name
+        # The Handle's services, as plain attributes (fixed for the framework's life).
+        self.table: NodeTable = services.table
+        self.nominator: Nominator = services.nominator
+        self.clock: Clock = services.clock
+        self.rng: random.Random = services.rng
+        self.reader: ClusterReader = services.reader
+        self.writer: ClusterWriter = services.writer
+        self.recorder: EventRecorder = services.recorder
+        self.metrics: MetricsRecorder = services.metrics
+        self.activate: Callable[[Sequence[Pod]], None] = services.activate
         self._instances: dict[str, Plugin] = {}
 
         def get(name: str) -> Plugin:
@@ -195,47 +206,8 @@ class Framework:
         self._scoring.per_node = on
 
     # ------------------------------------------------------------------ Handle
-    @property
-    def scheduler_name(self) -> str:
-        return self.profile.scheduler_name
-
-    @property
-    def table(self) -> NodeTable:
-        return self.services.table
-
-    @property
-    def nominator(self) -> Nominator:
-        return self.services.nominator
-
-    @property
-    def clock(self) -> Clock:
-        return self.services.clock
-
-    @property
-    def rng(self) -> random.Random:
-        return self.services.rng
-
-    @property
-    def reader(self) -> ClusterReader:
-        return self.services.reader
-
-    @property
-    def writer(self) -> ClusterWriter:
-        return self.services.writer
-
-    @property
-    def recorder(self) -> EventRecorder:
-        return self.services.recorder
-
-    @property
-    def metrics(self) -> MetricsRecorder:
-        return self.services.metrics
-
-    def activate(self, pods: Sequence[Pod]) -> None:
-        self.services.activate(pods)
-
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        return self.services.reader.pdbs()
+        return self.reader.pdbs()
 
     def plugins(self) -> list[Plugin]:
         """Every instantiated plugin of this profile (each once)."""
