@@ -213,23 +213,20 @@ class Filtering:
     ) -> Status:
         """Two passes as upstream: with the nominated pods of >= priority added, then
         (only if some were added and pass 1 succeeded) without them."""
-        status = SUCCESS
-        pods_added = False
-        for i in range(2):
-            state_to_use = state
-            node_to_use = node
-            if i == 0:
-                pods_added, state_to_use, node_to_use, s = self._add_ge_nominated_pods(
-                    state, pod, node
-                )
-                if not s.is_success():
-                    return s
-            elif not pods_added or not status.is_success():
-                break
-            status = self.run_filter_plugins(state_to_use, pod, node_to_use)
-            if not status.is_success() and not status.is_rejected():
-                return status
-        return status
+        noms = self.nominated_ge(pod, node.name)
+        if not noms:
+            return self.run_filter_plugins(state, pod, node)
+        node_with = node.clone()
+        state_with = state.clone()
+        for n in noms:
+            node_with.add_pod(n)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, n, node_with)
+            if not s.is_success():
+                return s
+        status = self.run_filter_plugins(state_with, pod, node_with)
+        if not status.is_success():
+            return status
+        return self.run_filter_plugins(state, pod, node)
 
     def nominated_ge(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
         """Pods nominated to this node with priority >= the pod's (not the pod itself)."""
@@ -239,21 +236,6 @@ class Filtering:
         prio = pod.pod.priority
         uid = pod.pod.uid
         return [n for n in noms if n.pod.priority >= prio and n.pod.uid != uid]
-
-    def _add_ge_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo
-    ) -> tuple[bool, CycleState, NodeInfo, Status]:
-        noms = self.nominated_ge(pod, node.name)
-        if not noms:
-            return False, state, node, SUCCESS
-        node_out = node.clone()
-        state_out = state.clone()
-        for n in noms:
-            node_out.add_pod(n)
-            s = self.run_pre_filter_extension_add_pod(state_out, pod, n, node_out)
-            if not s.is_success():
-                return False, state, node, s
-        return True, state_out, node_out, SUCCESS
 
     def filter_rows(
         self,

@@ -247,18 +247,22 @@ class _SlotTotal:
         self.seq = table.change_seq
         self.arrays = [v for _, _, v in parts]
         self.weights = [w for _, w, _ in parts]
-        alive = table.alive
-        total = np.zeros(table.capacity, dtype=np.int64)
-        ok = True
+        self.total = np.zeros(table.capacity, dtype=np.int64)
+        self.ok = True
+        self._refresh(np.flatnonzero(table.alive))
+
+    def _refresh(self, rows: IntArray) -> None:
+        """Recompute the totals of the live ``rows`` (clearing ``ok`` when one
+        holds a score out of range)."""
+        sub = np.zeros(len(rows), dtype=np.int64)
         for v, w in zip(self.arrays, self.weights, strict=True):
-            live = v[alive]
-            if len(live) and (
-                live[live.argmax()] > MAX_NODE_SCORE or live[live.argmin()] < MIN_NODE_SCORE
+            vals = v[rows]
+            if len(vals) and (
+                vals[vals.argmax()] > MAX_NODE_SCORE or vals[vals.argmin()] < MIN_NODE_SCORE
             ):
-                ok = False
-            total += v * w
-        self.total = total
-        self.ok = ok
+                self.ok = False
+            sub += vals * w
+        self.total[rows] = sub
 
     def valid_for(self, table: NodeTable, parts: Sequence[tuple[str, int, IntArray]]) -> bool:
         return (
@@ -275,16 +279,7 @@ class _SlotTotal:
         self.seq = seq
         if changed is None or len(changed) > 64:
             rows = np.arange(table.capacity) if changed is None else np.unique(changed)
-            rows = rows[table.alive[rows]]
-            sub = np.zeros(len(rows), dtype=np.int64)
-            for v, w in zip(self.arrays, self.weights, strict=True):
-                vals = v[rows]
-                if len(vals) and (
-                    vals[vals.argmax()] > MAX_NODE_SCORE or vals[vals.argmin()] < MIN_NODE_SCORE
-                ):
-                    self.ok = False
-                sub += vals * w
-            self.total[rows] = sub
+            self._refresh(rows[table.alive[rows]])
             return
         alive = table.alive
         pairs = list(zip(self.arrays, self.weights, strict=True))
