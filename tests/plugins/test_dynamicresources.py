@@ -33,7 +33,6 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore, NodeToStatus
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import (
@@ -53,7 +52,7 @@ from kubesched.runtime.framework import PluginFactory
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.builders import NodeBuilder, PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.scheduler.harness import build_framework, profile

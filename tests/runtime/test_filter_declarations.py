@@ -26,13 +26,12 @@ from kubesched.framework.interfaces import (
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.reads import DerivedFilterPlugin
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.scheduler.harness import build_framework, in_tree_profile, instance_registry, profile
 
 ODD = Status(Code.UNSCHEDULABLE, "odd row")

@@ -9,12 +9,11 @@ import numpy as np
 
 from kubesched.api.storage import PodVolume
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeReader
 from tests.plugins.volume_harness import make_pv, make_pvc, make_sc
 from tests.scheduler.harness import build_framework, in_tree_profile

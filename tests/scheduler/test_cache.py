@@ -28,10 +28,9 @@ from hypothesis.stateful import (
 
 from kubesched.api.types import LABEL_REGION, LABEL_ZONE, NO_EXECUTE, NO_SCHEDULE, Node, Pod
 from kubesched.framework.nodetable import NodeTable, zone_key
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.cache import Cache, CacheError
-from tests.builders import make_node, make_pod, selector
+from tests.builders import build_table, make_node, make_pod, selector
 from tests.hypothesis_profiles import scaled
 
 NODE_NAMES = ("n0", "n1", "n2", "n3", "n4", "n5")

@@ -14,10 +14,10 @@ from kubesched.framework.config import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.results import NodeScore
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity import InterPodAffinity
+from tests.builders import build_table
 from tests.plugins.fakes import table_infos
 from tests.plugins.interpodaffinity.helpers import (
     affinity,

@@ -16,10 +16,10 @@ from kubesched.api.types import Container, Node, Pod, PodSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.builders import build_table
 
 ScorePlugin = Fit | BalancedAllocation
 Res = dict[str, str | int]

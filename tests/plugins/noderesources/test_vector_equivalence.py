@@ -25,10 +25,10 @@ from kubesched.framework.config import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.builders import build_table
 from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 
