@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from kubesched.api.quantity import parse_resource_list
 from kubesched.api.storage import PodVolume
 from kubesched.api.types import (
@@ -363,3 +365,8 @@ def build_table(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> NodeTable:
     for n in nodes:
         table.add_node(infos[n.name])
     return table
+
+
+def rows_named(table: NodeTable, names: Iterable[str]) -> np.ndarray:
+    """The rows of the nodes named (names not in the table left out)."""
+    return np.array([table.row_of[n] for n in names if n in table.row_of], dtype=np.int64)

@@ -492,9 +492,6 @@ class NodeTable:
             self._labels[key] = col
         return col
 
-    def rows_named(self, names: Iterable[str]) -> IntArray:
-        return np.array([self.row_of[n] for n in names if n in self.row_of], dtype=np.int64)
-
 
 def _grow1(a: _A, n: int) -> _A:
     out = np.zeros(n, dtype=a.dtype)
