@@ -41,12 +41,6 @@ class Cache:
         self._image_nodes: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ queries
-    def num_nodes(self) -> int:
-        return len(self.nodes)
-
-    def get_node(self, name: str) -> NodeInfo | None:
-        return self.nodes.get(name)
-
     def pod_info(self, uid: str) -> PodInfo | None:
         st = self._pods.get(uid)
         return st.info if st is not None else None
