@@ -249,19 +249,10 @@ class NodeTable:
         key = (self._req_token, len(self.resources))
         vec: IntArray | None = memo.get(key)  # type: ignore[assignment]
         if vec is None:
-            r = pi.request
-            for name in r.scalar:
-                self.resource_col(name)
-            key = (self._req_token, len(self.resources))
-            vec = np.zeros(len(self.resources), dtype=np.int64)
-            vec[COL_CPU] = r.milli_cpu
-            vec[COL_MEMORY] = r.memory
-            vec[COL_EPHEMERAL] = r.ephemeral_storage
+            vec = self._resource_row(pi.request)
             vec[COL_PODS] = 1
-            for name, q in r.scalar.items():
-                vec[self.res_index[name]] = q
             vec.setflags(write=False)
-            memo[key] = vec
+            memo[(self._req_token, len(self.resources))] = vec
         return vec
 
     def _resource_row(self, r: Resource) -> IntArray:
