@@ -305,7 +305,7 @@ def check_points(
         for r, info in zip(rows, infos, strict=True)
         if exact.run_filter_plugins_with_nominated_pods(se, pe, info).is_success()
     ]
-    if feasible and exact.has_score_plugins():
+    if feasible and exact.score_plugins:
         scored = rnd.sample(feasible, rnd.randint(1, len(feasible)))
         check_scores(vec, exact, sv, se, pv, pe, np.array(scored, dtype=np.int64), seen)
 

@@ -280,14 +280,7 @@ class Framework:
         state.skip_filter_plugins = self._skip_sets.setdefault(fs, fs)
         return result, ret, plugins_with_nodes
 
-    # ------------------------------------------------------------------ Filter
-    def has_filter_plugins(self) -> bool:
-        return bool(self.filter_plugins)
-
     # ------------------------------------------------------------------ PostFilter
-    def has_post_filter_plugins(self) -> bool:
-        return bool(self.post_filter_plugins)
-
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
@@ -311,10 +304,6 @@ class Framework:
             reasons.extend(s.reasons)
             rejector = rejector or p.name
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
-
-    # ------------------------------------------------------------------ Score
-    def has_score_plugins(self) -> bool:
-        return bool(self.score_plugins)
 
     # ------------------------------------------------------------------ binding cycle
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:

@@ -121,7 +121,7 @@ class ScheduleOne:
                 table.names[int(feasible[0])], 1 + len(diagnosis.node_to_status), 1
             )
         nodes = NodeSet(table, feasible)
-        if not fwk.has_score_plugins():
+        if not fwk.score_plugins:
             totals = np.ones(len(nodes), dtype=np.int64)
             parts: list[ScorePart] = []
         else:
@@ -204,10 +204,10 @@ class ScheduleOne:
         if n == 0:
             return rows
         num_to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not fwk.has_score_plugins():
+        if not fwk.score_plugins:
             num_to_find = 1
         shift = start % n
-        if not fwk.has_filter_plugins():
+        if not fwk.filter_plugins:
             feasible = _rotated(rows, shift, 0, num_to_find)
             self._last_feasible = len(feasible)
             return feasible

@@ -365,7 +365,7 @@ class Scheduler:
     def _on_fit_error(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError
     ) -> None:
-        if not fwk.has_post_filter_plugins():
+        if not fwk.post_filter_plugins:
             self._handle_failure(
                 fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), CLEAR_NOMINATED_NODE, fit
             )
