@@ -16,9 +16,8 @@ The Filter runners of the ``Framework`` (``runtime/framework.py``):
   requests were given ones — preemption's dry run and the nominated-pods
   check ask them. Static filters (verdicts independent of a node's pods:
   declared, or derived ones whose ``Reads`` for the pod say so) are
-  read from their vectorised form, kept in the CycleState for the cycle and,
-  when the cycle is spec-determined, across cycles; the others answer the
-  what-if themselves.
+  read from their vectorised form, kept in the CycleState for the cycle; the
+  others answer the what-if themselves.
 
 Statuses are stamped with the plugin that returned them; a non-rejection
 becomes an Error naming the plugin. ``per_node`` turns the vectorised and
@@ -43,7 +42,6 @@ from kubesched.framework.interfaces import (
     pass_index,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
-from kubesched.framework.row_answers import PodSignature, RowAnswers, RowEntry
 from kubesched.framework.status import SUCCESS, Code, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import (
@@ -70,13 +68,6 @@ Vectorised = tuple[tuple[str, VectorFn, RowsFn | None], ...]
 Step = tuple[FilterForms, Verdicts | None]
 """A filter the what-if runners consult: a static one with its verdicts over the
 table, or another (None) that answers each what-if itself."""
-
-
-class _SpecSteps(RowEntry):
-    __slots__ = ("steps",)
-
-    def __init__(self, steps: list[Step] | None) -> None:
-        self.steps = steps
 
 
 class _CycleSteps:
@@ -146,10 +137,6 @@ class Filtering:
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
-        self._spec_steps: RowAnswers[_SpecSteps] = RowAnswers("filter_steps", 8, nodes=True)
-        """``_cycle_steps``'s steps across cycles when they are spec-determined, by
-        signature (the extra: the pod's spec.nodeName, which NodeName reads; it is
-        not in the facts); they read no pods, so changed rows leave them valid."""
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
         self.per_node = False
         """Take no vectorised or what-if path (``Framework.per_node``)."""
@@ -500,26 +487,14 @@ class Filtering:
         """The active filters the what-if runners must consult, in order: the
         static ones that fail some node (with their verdicts over the table) and
         the others (None: asked each time); ``steps`` is None if a static filter
-        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)
-        and, when the cycle is spec-determined, across cycles for the pods of one
-        spec while no node changed."""
+        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)."""
         memo = self._memo(state, pod)
         if memo.steps_known:
             return memo
         memo.steps_known = True
         table = memo.table
         skip = state.skip_filter_plugins
-        spec_key = None
-        if self.what_if_spec_determined(state, pod):
-            # Static filters then answer from the spec and the nodes alone: the
-            # steps of an earlier pod of this spec hold while no node changed.
-            spec_key = PodSignature(None, pod.facts, skip, 0, pod.pod.node_name)
-            kept, _ = self._spec_steps.lookup(spec_key, table)
-            if kept is not None:
-                memo.steps = kept.steps
-                return memo
         steps: list[Step] = []
-        answer: list[Step] | None = steps
         for f in self._forms:
             if f.name in skip:
                 continue
@@ -527,18 +502,14 @@ class Filtering:
             if vector is None:
                 steps.append((f, None))
                 continue
-            if f.reads is not None and not static_for(f.reads(state, pod)):
-                answer = None  # a derived filter the pod's reads make non-static
-                break
-            v = vector(state, pod, table)
+            # None: no vector form, or a derived filter the pod's reads make non-static.
+            reads = f.reads
+            v = None if reads and not static_for(reads(state, pod)) else vector(state, pod, table)
             if v is None:
-                answer = None
-                break
+                return memo
             if v.statuses:
                 steps.append((f, v))
-        memo.steps = answer
-        if spec_key is not None:
-            self._spec_steps.put(spec_key, table, _SpecSteps(answer))
+        memo.steps = steps
         return memo
 
     def _memo(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
