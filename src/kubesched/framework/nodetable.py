@@ -278,14 +278,12 @@ class NodeTable:
         self.infos[row] = info
         self.row_of[node.name] = row
         self.alive[row] = True
-        self.requested[row] = 0
-        self.non_zero[row] = 0
+        self._pod_state[row] = 0
         self.affinity_pods -= self._affinity_rows.pop(row, 0)
         self._set_node_fields(row, node, info)
         for pi in info.pods:
             self.add_pod(row, pi)
-        zone = zone_key(node.labels)
-        self._zone_of[row] = zone
+        self._zone_of[row] = zone = zone_key(node.labels)
         self._zones.setdefault(zone, []).append(row)
         self._node_changed()
         self._row_changed(row)
@@ -313,9 +311,7 @@ class NodeTable:
         self.infos[row] = None
         self.alive[row] = False
         self.allocatable[row] = 0
-        self.requested[row] = 0
-        self.free[row] = 0
-        self.non_zero[row] = 0
+        self._pod_state[row] = 0
         self.unschedulable[row] = False
         self.taint_set[row] = 0
         self.has_ports[row] = False

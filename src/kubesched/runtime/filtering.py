@@ -74,15 +74,14 @@ class _CycleSteps:
     """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
     CycleState: it holds while the table, its node generation, the skipped
     plugins and the pod are the same (static filters answer from nothing else).
-    ``static_pass``: the static steps' combined pass mask over the table, once
-    asked for."""
+    ``static_pass``: the static steps' combined pass mask over the table (None:
+    every node passes them)."""
 
     __slots__ = (
         "derived_static",
         "generation",
         "pod",
         "skip",
-        "static_known",
         "static_pass",
         "steps",
         "steps_known",
@@ -98,7 +97,6 @@ class _CycleSteps:
         self.steps_known = False
         self.derived_static: bool | None = None
         """Every active derived filter is static for the pod (``static_for``)."""
-        self.static_known = False
         self.static_pass: BoolArray | None = None
 
     def clone(self) -> _CycleSteps:
@@ -381,17 +379,7 @@ class Filtering:
         steps = memo.steps
         if steps is None:
             return None
-        static: BoolArray | None
-        if memo.static_known:
-            static = memo.static_pass
-        else:
-            static = None
-            for _, v in steps:
-                if v is not None:
-                    m = v.index < 0
-                    static = m if static is None else static & m
-            memo.static_pass = static
-            memo.static_known = True
+        static = memo.static_pass
         ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
         for f, v in steps:
             if v is not None:
@@ -509,6 +497,8 @@ class Filtering:
                 return memo
             if v.statuses:
                 steps.append((f, v))
+                ok = v.index < 0
+                memo.static_pass = ok if memo.static_pass is None else memo.static_pass & ok
         memo.steps = steps
         return memo
 

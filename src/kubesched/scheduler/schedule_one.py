@@ -409,12 +409,21 @@ class ScheduleOne:
             index = fwk.nominator.load_index()
             short = len(scan) <= _SHORT_SCAN
             if not short and fwk.what_if_spec_determined(state, pod):
-                dense = self._dense_overrides(fwk, state, pod)
-                if dense is not None:
-                    return dense
+                # Every nominated pod counts for the pod (the common case: a burst
+                # of preemptors of one priority): the load as a matrix over slots.
+                load = index.dense(pod, table)
+                if load is None:
+                    if index.empty():  # ``dense`` just brought the index up to date
+                        return NO_OVERRIDES
+                else:
+                    counts = index.dense_counts()
+                    dense = self._override_rows.answer_dense(fwk, state, pod, index, load, counts)
+                    if dense is not None:
+                        return dense
             if short:
-                # The nominated node's own check: ask about its row only.
-                load_rows, load = _scan_load(fwk, pod, scan)
+                # The nominated node's own check: ask about its rows only (a set
+                # beats np.unique's sort machinery on a handful of rows).
+                load_rows, load = index.query_rows(pod, table, set(scan.tolist()))
             else:
                 load_rows, load = index.query(pod, table)
                 if len(scan) < len(load_rows):
@@ -438,13 +447,11 @@ class ScheduleOne:
                     found = Overrides(load_rows, answer[0].astype(np.int64), answer[1])
             if found is not None:
                 return found
-        rows: list[int] = []
+        out: dict[int, Status] = {}
         for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)
-            if row is not None and fwk.nominated_ge(pod, name):
-                rows.append(row)
-        out: dict[int, Status] = {}
-        for row in rows:
+            if row is None or not fwk.nominated_ge(pod, name):
+                continue
             info = table.infos[row]
             assert info is not None
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
@@ -453,28 +460,9 @@ class ScheduleOne:
             out[row] = s
         return Overrides.of(out) if out else NO_OVERRIDES
 
-    def _dense_overrides(self, fwk: Framework, state: CycleState, pod: PodInfo) -> Overrides | None:
-        """``OverrideRows.answer_dense`` when the nominator keeps the nominated load
-        as a matrix over table slots and every nominated pod counts for ``pod``
-        (the common case: a burst of preemptors of one priority); NO_OVERRIDES
-        when nothing is nominated at all; else None."""
-        index = fwk.nominator.load_index()
-        load = index.dense(pod, fwk.table)
-        if load is None:
-            # ``dense`` just brought the index up to date.
-            return NO_OVERRIDES if index.empty() else None
-        return self._override_rows.answer_dense(fwk, state, pod, index, load, index.dense_counts())
-
 
 _SHORT_SCAN: Final = 8
 """Scans of at most this many rows ask the nominated-load index about their rows only."""
-
-
-def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, IntArray]:
-    """The nominated load restricted to the rows of ``scan`` (rows ascending,
-    summed request vectors)."""
-    # A short scan: a set beats np.unique's sort machinery on a handful of rows.
-    return fwk.nominator.load_index().query_rows(pod, fwk.table, set(scan.tolist()))
 
 
 def _first_chunk(num_to_find: int, n: int) -> int:

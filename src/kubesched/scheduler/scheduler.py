@@ -35,7 +35,6 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventObject,
 )
-from kubesched.framework.interfaces import QueuedInfo
 from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import (
@@ -169,9 +168,6 @@ class Scheduler:
             return Status(Code.SUCCESS)
         return fwk.run_pre_enqueue_plugins(pod)
 
-    def less(self, a: QueuedInfo, b: QueuedInfo) -> bool:
-        return next(iter(self.profiles.values())).less(a, b)
-
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
 
@@ -198,22 +194,17 @@ class Scheduler:
     def on_object_add(self, resource: str, obj: EventObject) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was
         created: ``<resource>/Add`` to the queue (upstream buildEvtResHandler)."""
-        self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.ADD), None, obj
-        )
+        self._on_object(ClusterEvent(resource, ActionType.ADD), None, obj)
 
     def on_object_update(self, resource: str, old: EventObject, new: EventObject) -> None:
-        self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.UPDATE), old, new
-        )
+        self._on_object(ClusterEvent(resource, ActionType.UPDATE), old, new)
 
     def on_object_delete(self, resource: str, obj: EventObject) -> None:
+        self._on_object(ClusterEvent(resource, ActionType.DELETE), obj, None)
+
+    def _on_object(self, event: ClusterEvent, old: EventObject, new: EventObject) -> None:
         self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.DELETE), obj, None
-        )
+        self.queue.move_all_to_active_or_backoff_queue(event, old, new)
 
     # ------------------------------------------------------------------ pod events
     def on_pod_add(self, pod: Pod) -> None:
