@@ -381,11 +381,8 @@ class Scheduler:
         s = fwk.run_reserve_plugins_reserve(state, assumed_info, host)
         if s.is_success():
             s = fwk.run_permit_plugins(state, assumed_info, host)
-            if not s.is_success():
-                fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
-        else:
-            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
         if not s.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
             self.cache.forget_pod(assumed)
             if s.is_rejected():
                 # Upstream wraps a Reserve/Permit rejection in a FitError on one node.
@@ -441,11 +438,8 @@ class Scheduler:
         if fit is not None:
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
-        elif rejected and status.plugin:
-            qpi.unschedulable_plugins = {status.plugin}
-            qpi.pending_plugins = set()
         else:
-            qpi.unschedulable_plugins = set()
+            qpi.unschedulable_plugins = {status.plugin} if rejected and status.plugin else set()
             qpi.pending_plugins = set()
         cached = self.reader.get_pod(pod.namespace, pod.name)
         if cached is None or cached.uid != pod.uid or cached.node_name:
