@@ -162,11 +162,7 @@ class HostPortInfo:
         pp = (protocol, port)
         if ip == DEFAULT_BIND_ALL_HOST_IP:
             return any(pp in ports for ports in self._by_ip.values())
-        for key in (DEFAULT_BIND_ALL_HOST_IP, ip):
-            ports = self._by_ip.get(key)
-            if ports is not None and pp in ports:
-                return True
-        return False
+        return any(pp in self._by_ip.get(k, ()) for k in (DEFAULT_BIND_ALL_HOST_IP, ip))
 
     def __len__(self) -> int:
         return sum(len(p) for p in self._by_ip.values())

@@ -26,7 +26,6 @@ what-if paths off (None / unsupported).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Final, Protocol
 
@@ -136,6 +135,12 @@ class Filtering:
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
+        blockers = {p.name for p in pre_filter_plugins if p.pre_filter_extensions() is not None}
+        blockers.update(
+            f.name for f in self._forms if f.static_vector is None and f.what_if is None
+        )
+        self._what_if_blockers = frozenset(blockers)
+        """Plugins whose being active rules the what-if path out."""
         self.per_node = False
         """Take no vectorised or what-if path (``Framework.per_node``)."""
 
@@ -160,10 +165,7 @@ class Filtering:
             ext = p.pre_filter_extensions()
             if ext is None:
                 continue
-            if add:
-                s = ext.add_pod(state, pod, other, node)
-            else:
-                s = ext.remove_pod(state, pod, other, node)
+            s = (ext.add_pod if add else ext.remove_pod)(state, pod, other, node)
             if not s.is_success():
                 what = "AddPod" if add else "RemovePod"
                 return error(f'running {what} on PreFilter plugin "{p.name}": {s.message()}')
@@ -356,14 +358,6 @@ class Filtering:
             determined = all(f.spec_determined for f in self._forms if f.name not in skip)
             got = self._skip_answers_memo[skip] = (supported, determined)
         return got
-
-    @functools.cached_property
-    def _what_if_blockers(self) -> frozenset[str]:
-        """Plugins whose being active rules the what-if path out (decided once:
-        isinstance on Protocols is slow)."""
-        out = {p.name for p in self.pre_filter_plugins if p.pre_filter_extensions() is not None}
-        out.update(f.name for f in self._forms if f.static_vector is None and f.what_if is None)
-        return frozenset(out)
 
     def run_filter_what_if_passes(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
