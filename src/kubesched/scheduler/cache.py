@@ -84,10 +84,7 @@ class Cache:
         for name, size in node_image_sizes(node).items():
             nodes = self._image_nodes.setdefault(name, set())
             nodes.add(node.name)
-            summary = self._images.get(name)
-            if summary is None:
-                summary = ImageStateSummary(size, 0)
-                self._images[name] = summary
+            summary = self._images.setdefault(name, ImageStateSummary(size, 0))
             summary.num_nodes = len(nodes)
             states[name] = summary
         info.image_states = states

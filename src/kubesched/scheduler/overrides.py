@@ -44,16 +44,11 @@ class Overrides:
     _dense: IntArray | None = None
     """Row -> override index, ``NOT_OVERRIDDEN`` elsewhere; one slot past the
     largest row holds ``NOT_OVERRIDDEN`` too (rows beyond are clipped to it).
-    Built on the first lookup (an answer may be reused over many cycles)."""
+    Built on the first lookup (an answer may be reused over many cycles), or
+    given alone (``answer_dense``: ``rows`` and ``index`` empty)."""
 
     def __bool__(self) -> bool:
         return len(self.rows) > 0 or self._dense is not None
-
-    @staticmethod
-    def over_slots(dense: IntArray, statuses: list[Status]) -> Overrides:
-        """Overrides given as a row -> override index array (``NOT_OVERRIDDEN`` for
-        rows that are not, including one slot past the last row)."""
-        return Overrides(_NO_ROWS, _NO_ROWS, statuses, dense)
 
     def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
         """(positions of ``rows`` that are overridden, their override index)."""
@@ -222,7 +217,7 @@ class OverrideRows:
                 entry.over = None
                 return None
             over[rows] = entry.index.take(rows)
-        found = Overrides.over_slots(over, entry.statuses)
+        found = Overrides(_NO_ROWS, _NO_ROWS, entry.statuses, over)  # given as slots
         entry.last = (rows, found)
         return found
 
