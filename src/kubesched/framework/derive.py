@@ -26,8 +26,7 @@ nodes (see ``DerivedScorePlugin.score_reads`` for why that suffices).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final
 
 import numpy as np
 
@@ -44,8 +43,6 @@ from kubesched.framework.reads import (
 from kubesched.framework.results import NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-
-A = TypeVar("A")
 
 MAX_ENTRIES: Final = 256
 """A ``Derived`` drops all its answers of a kind beyond this many distinct ``Reads``
@@ -347,8 +344,8 @@ class Derived:
             self._generation = table.node_generation
             self._groups = {}
             self._live = None
-            self._filters.clear()
-            self._scores.clear()
+            self._filters = {}
+            self._scores = {}
 
     def groups(self, table: NodeTable, reads: Reads) -> NodeGroups:
         """``node_groups(table, reads)``, kept unless ``reads`` is pod-dependent."""
@@ -374,31 +371,17 @@ class Derived:
         reads = plugin.filter_reads(state, pod)
         if reads is None:
             return None
-        return self._kept(
-            table,
-            reads,
-            self._filters,
-            lambda groups, _: derive_filter(plugin, state, pod, table, groups),
-        )
-
-    def _kept(
-        self,
-        table: NodeTable,
-        reads: Reads,
-        store: dict[Reads, A],
-        make: Callable[[NodeGroups, bool], A],
-    ) -> A:
-        """``make(groups, kept)`` for ``reads``, kept in ``store`` (one of this
-        object's, emptied on sync) unless ``reads`` is pod-dependent."""
         if reads.host_ports:
-            return make(node_groups(table, reads), False)
+            return derive_filter(plugin, state, pod, table, node_groups(table, reads))
         self._sync(table)
-        if reads in store:
-            return store[reads]
-        if len(store) >= MAX_ENTRIES:
-            store.clear()
-        got = store[reads] = make(self.groups(table, reads), True)
-        return got
+        filters = self._filters
+        if reads in filters:
+            return filters[reads]
+        v = derive_filter(plugin, state, pod, table, self.groups(table, reads))
+        if len(filters) >= MAX_ENTRIES:
+            filters = self._filters = {}
+        filters[reads] = v
+        return v
 
     # ------------------------------------------------------------------ score
     def _score_entry(
@@ -407,14 +390,19 @@ class Derived:
         reads = plugin.score_reads(state, pod)
         if reads is None:
             return None
-        return self._kept(
-            table,
-            reads,
-            self._scores,
-            lambda groups, kept: _ScoreEntry(
-                groups, derive_raw_scores(plugin, state, pod, table, groups), kept
-            ),
-        )
+        if reads.host_ports:
+            groups = node_groups(table, reads)
+            return _ScoreEntry(groups, derive_raw_scores(plugin, state, pod, table, groups), False)
+        self._sync(table)
+        entries = self._scores
+        e = entries.get(reads)
+        if e is None:
+            groups = self.groups(table, reads)
+            e = _ScoreEntry(groups, derive_raw_scores(plugin, state, pod, table, groups), True)
+            if len(entries) >= MAX_ENTRIES:
+                entries = self._scores = {}
+            entries[reads] = e
+        return e
 
     def scores(
         self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, nodes: NodeSet
