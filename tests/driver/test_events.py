@@ -150,7 +150,7 @@ def test_the_scheduler_is_an_event_sink() -> None:
     before = sched.changes
     for event in (NodeAdded(N1), PodAdded(P), ObjectAdded(PVC_RES, PVC)):
         event.to(sink)
-    assert sched.cache.get_node("n1") is not None
+    assert sched.cache.nodes.get("n1") is not None
     assert sched.queue.get_pod("p", "default") is not None
     assert sched.changes == before + 2
 

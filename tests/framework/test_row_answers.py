@@ -18,10 +18,9 @@ from kubesched.framework.row_answers import (
     RowAnswers,
     RowEntry,
 )
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.metrics import row_answer_flushes
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 
 
 class _Pods(RowEntry):

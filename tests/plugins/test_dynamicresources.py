@@ -30,11 +30,9 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
     VectorFilterPlugin,
     VectorScorePlugin,
-    is_static_filter,
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore, NodeToStatus
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import (
@@ -49,11 +47,12 @@ from kubesched.plugins.dynamicresources import (
     is_schedulable_after_claim_change,
     is_schedulable_after_pod_change,
 )
+from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import PluginFactory
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.builders import NodeBuilder, PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.scheduler.harness import build_framework, profile
@@ -241,7 +240,7 @@ def test_extension_points_match_upstream_assertions() -> None:
         assert isinstance(pl, proto), proto.__name__
     assert not isinstance(pl, PreScorePlugin)
     assert pl.pre_filter_extensions() is None  # type: ignore[func-returns-value]
-    assert is_static_filter(pl)
+    assert FilterForms.of(pl).static_vector is not None
 
 
 def test_events_to_register() -> None:

@@ -248,8 +248,9 @@ def run_world(
     for fwk in sim.scheduler.profiles.values():
         fwk.per_node = exact
     observed = Observed()
-    services = next(iter(sim.scheduler.profiles.values())).services
-    services.recorder = CheckingRecorder(sim, observed)
+    checking = CheckingRecorder(sim, observed)
+    for fwk in sim.scheduler.profiles.values():
+        fwk.recorder = checking
     original = sim.scheduler.schedule_one
     cluster = sim.cluster
 

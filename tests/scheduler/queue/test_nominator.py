@@ -7,11 +7,10 @@ import pytest
 
 from kubesched.api.types import Pod
 from kubesched.framework.results import NominatingInfo, NominatingMode
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue.nominator import Nominator, PodRef
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.scheduler.queue.helpers import clone, make_queue
 
 MED = make_pod("mpp", "ns2").uid("mppns2").priority(500).nominated("node1").obj()
