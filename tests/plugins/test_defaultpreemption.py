@@ -2120,8 +2120,8 @@ def test_filter_pods_with_pdb_violation(
 
 class CpuWhatIf:
     """A test filter that answers what-ifs: pods count and CPU, as NodeResourcesFit
-    reports them ("Too many pods", "Insufficient cpu"). It lets the batched dry run
-    (``select_victims_on_nodes``) run whatever the state of the in-tree plugins."""
+    reports them ("Too many pods", "Insufficient cpu"). Not a resource filter: with
+    it active the batched dry run leaves the reprieve to the per-node path."""
 
     name = "CpuWhatIf"
 
@@ -2207,10 +2207,10 @@ def dry_run_worlds(
 @pytest.mark.parametrize(
     ("pre_filter", "filters"),
     [
-        pytest.param((), ("CpuWhatIf",), id="a what-if filter without columns"),
+        pytest.param((), ("CpuWhatIf",), id="no resource filter: the per-node path reprieves"),
         pytest.param((FIT,), (FIT,), id="NodeResourcesFit alone reprieves on its columns"),
         pytest.param(
-            (FIT,), (FIT, "CpuWhatIf"), id="two what-if filters reprieve through the framework"
+            (FIT,), (FIT, "CpuWhatIf"), id="two what-if filters: the per-node path reprieves"
         ),
     ],
 )

@@ -1,4 +1,4 @@
-"""The per-row dry-run answer cache of the batched dry run (``answers.py``) decides
+"""The per-row dry-run answers of the batched dry run (``victim_cache.py``) decide
 exactly as the per-node path.
 
 Bursts of identical high-priority preemptors (one shared ``PodSpec`` per kind of
@@ -28,7 +28,6 @@ from kubesched.driver.report import build_result
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray
 from kubesched.framework.preemption import dry_run
-from kubesched.framework.preemption.answers import AnswerCache
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.victim_cache import VictimCache
@@ -231,19 +230,19 @@ def test_vector_path_with_kept_answers_decides_as_the_exact_path(
 
 
 def _stale_ignoring_nominated(
-    self: AnswerCache, rows: IntArray, nominated: IntArray | None
+    self: VictimCache, rows: IntArray, nominated: IntArray | None
 ) -> IntArray:
-    out: IntArray = (~self.valid.take(rows)).nonzero()[0]
+    out: IntArray = (~self.answered.take(rows)).nonzero()[0]
     return out
 
 
 def _store_keeping_answers(
-    original: Callable[[VictimCache, int, int, Any], None],
-) -> Callable[[VictimCache, int, int, Any], None]:
-    def store(self: VictimCache, row: int, priority: int, entry: Any) -> None:
-        kept = bool(self.answers.valid[row])
-        original(self, row, priority, entry)
-        self.answers.valid[row] = kept  # the row's answer survives its change
+    original: Callable[[VictimCache, int, int, Any, bool], None],
+) -> Callable[[VictimCache, int, int, Any, bool], None]:
+    def store(self: VictimCache, row: int, priority: int, entry: Any, keep: bool) -> None:
+        kept = bool(self.answered[row])
+        original(self, row, priority, entry, keep)
+        self.answered[row] = kept  # the row's answer survives its change
 
     return store
 
@@ -276,7 +275,7 @@ def test_a_broken_cache_is_caught(breakage: str, monkeypatch: pytest.MonkeyPatch
     """Guards the scenario test: with one of the cache's invalidations removed,
     some scenario no longer decides as the exact path."""
     if breakage == "nominated":
-        monkeypatch.setattr(AnswerCache, "stale", _stale_ignoring_nominated)
+        monkeypatch.setattr(VictimCache, "stale", _stale_ignoring_nominated)
     else:
         monkeypatch.setattr(VictimCache, "store", _store_keeping_answers(VictimCache.store))
     scenarios = [p.values[0] for p in SCENARIOS]

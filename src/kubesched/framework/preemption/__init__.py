@@ -10,8 +10,8 @@ Modules, in dependency order (each imports only those before it):
   stop rule (``DryRun``), the pick;
 - ``executor``: acting on the chosen candidate (DisruptionTarget, delete,
   clearing nominations; the async preemption bookkeeping);
-- ``ports``, ``batch``, ``answers``, ``victim_cache``, ``dry_run``: the batched
-  dry run (SelectVictimsOnNode for many nodes at once, with per-row caches);
+- ``ports``, ``batch``, ``victim_cache``, ``dry_run``: the batched dry run
+  (SelectVictimsOnNode for many nodes at once, with a per-row store);
 - ``evaluator``: the ``Evaluator`` running the flow (R5.1-R5.10).
 
 Contract: whatever path answers (node by node through the policy, or in

@@ -52,7 +52,7 @@ from kubesched.framework.preemption.candidates import (
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.executor import Executor
 from kubesched.framework.preemption.policy import PreemptionPolicy
-from kubesched.framework.preemption.ports import HandleExtras
+from kubesched.framework.preemption.ports import WhatIfRuntime
 from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.framework.preemption.victims import Victims
 from kubesched.framework.results import Diagnosis, FitError, NodeToStatus, PostFilterResult
@@ -103,8 +103,10 @@ class Evaluator(Executor):
         batch of the next one; 0 = unknown)."""
         self._victim_cache = VictimCache()
         """Step 1 of the batched dry run per table row, across dry runs."""
-        self._extras: HandleExtras | None = None
-        """The handle's extras, resolved at the first batched dry run."""
+        self._runtime: WhatIfRuntime | None = None
+        """The handle as a ``WhatIfRuntime`` (None: not one, the per-node path
+        runs), resolved at the first dry run (the profile is built by then)."""
+        self._resolved = False
 
     # ------------------------------------------------------------------ entry
     def preempt(
@@ -280,10 +282,14 @@ class Evaluator(Executor):
         order = self.policy.victim_order()
         if order is None or not self.handle.what_if_supported(state, pod):
             return None
-        extras = self._extras
-        if extras is None:
-            extras = self._extras = HandleExtras.of(self.handle)
-        return VictimBatcher(self.handle, extras, order, state, pod, pdbs, self._victim_cache)
+        if not self._resolved:
+            h = self.handle
+            self._runtime, self._resolved = (h if isinstance(h, WhatIfRuntime) else None), True
+        if self._runtime is None:
+            return None
+        return VictimBatcher.of(
+            self.handle, self._runtime, order, state, pod, pdbs, self._victim_cache
+        )
 
 
 def go_aggregate(messages: Sequence[str]) -> str:

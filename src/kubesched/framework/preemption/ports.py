@@ -1,23 +1,21 @@
-"""What the batched dry run uses of the runtime beyond ``Handle``, as explicit Protocols.
+"""What the batched dry run uses of the runtime beyond ``Handle``, as an explicit Protocol.
 
 The runtime ``Framework`` (the only ``Handle`` there is) offers a few more
-methods than the framework's Protocols declare; the batched dry run uses them
-when present and otherwise takes a slower, equal path. They are declared here
-rather than probed by name, and resolved once per Evaluator
-(``HandleExtras.of``): ``isinstance`` on a ``runtime_checkable`` Protocol costs
-tens of microseconds. (A resource filter's evaluator is reached through
-``framework.resources.ResourceFilterPlugin``, the nominated load through
-``Nominator.load_index()``.)
+methods than the framework's Protocols declare; the batched dry run runs only
+when they are present (else the per-node path runs). They are declared here
+rather than probed by name, and checked once per Evaluator: ``isinstance`` on
+a ``runtime_checkable`` Protocol costs tens of microseconds. (A resource
+filter's evaluator is reached through ``framework.resources.ResourceFilterPlugin``,
+the nominated load through ``Nominator.load_index()``.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import FilterPlugin, Handle
+from kubesched.framework.interfaces import FilterPlugin
 from kubesched.framework.types import PodInfo
 
 
@@ -40,16 +38,3 @@ class WhatIfRuntime(Protocol):
         the pod's spec, the skipped plugins, the nodes' own state and the rows and
         requests asked about alone (they may be kept across dry runs)."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class HandleExtras:
-    """The extras a handle offers (None: it does not)."""
-
-    runtime: WhatIfRuntime | None
-
-    @staticmethod
-    def of(handle: Handle) -> HandleExtras:
-        """Resolve the extras of ``handle`` (its filters are fixed once the
-        profile is built: call it after construction)."""
-        return HandleExtras(handle if isinstance(handle, WhatIfRuntime) else None)
