@@ -26,8 +26,6 @@ from kubesched.framework.preemption.evaluator import (
     MSG_NOT_HELPFUL,
     MSG_WAITING,
     Evaluator,
-    PreemptionOutcome,
-    go_aggregate,
 )
 from kubesched.framework.preemption.executor import (
     DISRUPTION_TARGET,
@@ -54,10 +52,8 @@ __all__ = [
     "CandidateSet",
     "Evaluator",
     "Executor",
-    "PreemptionOutcome",
     "PreemptionPolicy",
     "StatColumns",
     "VictimOrder",
     "Victims",
-    "go_aggregate",
 ]

@@ -42,26 +42,6 @@ class Candidate:
     victims: Victims
 
 
-class CandidateList:
-    """A list that keeps at most ``capacity`` items; further adds are dropped but
-    counted (upstream candidateList with its atomic index)."""
-
-    __slots__ = ("_added", "capacity", "items")
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.items: list[Candidate] = []
-        self._added = 0
-
-    def add(self, c: Candidate) -> None:
-        if self._added < self.capacity:
-            self.items.append(c)
-        self._added += 1
-
-    def size(self) -> int:
-        return min(self._added, self.capacity)
-
-
 class BatchAnswers(Protocol):
     """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
 
@@ -87,10 +67,11 @@ class BatchAnswers(Protocol):
         ...
 
 
-class _Pool:
-    """One bounded candidate list (upstream candidateList: keeps the first
-    ``capacity`` candidates, counts all) whose kept candidates are Candidate
-    objects or positions of a BatchAnswers, built on demand."""
+class CandidateList:
+    """A bounded candidate list (upstream candidateList with its atomic index):
+    keeps the first ``capacity`` candidates, further adds are dropped but
+    counted. Kept candidates are Candidate objects or positions of a
+    BatchAnswers (``parts``), built on demand."""
 
     __slots__ = ("added", "capacity", "parts")
 
@@ -117,19 +98,20 @@ class _Pool:
 
 class CandidateSet:
     """A dry run's candidates in upstream's order (non-violating, then violating),
-    built as Candidate objects only when asked for."""
+    built as Candidate objects only when asked for (``names``: the table's, for
+    the parts that are batch positions)."""
 
     __slots__ = ("_built", "_names", "_parts", "_size")
 
-    def __init__(self, names: tuple[str, ...], pools: Sequence[_Pool]) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        parts: Sequence[Candidate | tuple[BatchAnswers, IntArray, IntArray]],
+    ) -> None:
         self._names = names
-        self._parts = [part for pool in pools for part in pool.parts]
-        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in self._parts)
+        self._parts = parts
+        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in parts)
         self._built: list[Candidate] | None = None
-
-    @staticmethod
-    def empty() -> CandidateSet:
-        return CandidateSet((), ())
 
     def __len__(self) -> int:
         return self._size
@@ -180,15 +162,8 @@ class CandidateSet:
             got.append(columns)
         if len(got) == 1:
             return got[0]
-        return (
-            np.concatenate([g[0] for g in got]),
-            np.concatenate([g[1] for g in got]),
-            np.concatenate([g[2] for g in got]),
-            np.concatenate([g[3] for g in got]),
-            np.concatenate([g[4] for g in got]),
-            np.concatenate([g[5] for g in got]),
-            np.concatenate([g[6] for g in got]),
-        )
+        v, h, t, c, e, has, unset = (np.concatenate(col) for col in zip(*got, strict=True))
+        return (v, h, t, c, e, has, unset)
 
 
 class DryRun:
@@ -199,14 +174,17 @@ class DryRun:
 
     def __init__(self, num_candidates: int) -> None:
         self.num_candidates = num_candidates
-        self.non_violating = _Pool(num_candidates)
-        self.violating = _Pool(num_candidates)
+        self.non_violating = CandidateList(num_candidates)
+        self.violating = CandidateList(num_candidates)
         self.statuses = LazyNodeToStatus()
         self.errs: list[str] = []
         self.done = False
 
     def size(self) -> int:
         return self.non_violating.size() + self.violating.size()
+
+    def candidates(self, names: tuple[str, ...]) -> CandidateSet:
+        return CandidateSet(names, self.non_violating.parts + self.violating.parts)
 
     def take_one(self, name: str, result: tuple[list[PodInfo], int, Status]) -> None:
         victims, num_violations, status = result
@@ -351,20 +329,26 @@ class _Scored:
         return self._f(self._names[i])
 
 
+def criteria(
+    victims: dict[str, Victims], score_funcs: list[Callable[[str], int]] | None, now: Time
+) -> list[Row]:
+    """The criteria matrix of ``victims``' candidates (in order): ``score_funcs``,
+    or the default criteria when None."""
+    if score_funcs is None:
+        return default_criteria(victim_stats_of(list(victims.values())), now)
+    names = list(victims)
+    return [_Scored(f, names) for f in score_funcs]
+
+
 def pick_one_node_for_preemption(
     victims: dict[str, Victims],
     score_funcs: list[Callable[[str], int]] | None,
     now: Time,
     randrange: Callable[[int], int],
 ) -> str:
-    """The node ``pick`` chooses among ``victims``' (in order) by ``score_funcs``,
-    or by the default criteria when None ("" when there is no candidate)."""
+    """The node ``pick`` chooses among ``victims``' (in order) by ``criteria`` (""
+    when there is no candidate)."""
     if not victims:
         return ""
     names = list(victims)
-    criteria: list[Row]
-    if score_funcs is None:
-        criteria = default_criteria(victim_stats_of(list(victims.values())), now)
-    else:
-        criteria = [_Scored(f, names) for f in score_funcs]
-    return names[pick(len(names), criteria, randrange)]
+    return names[pick(len(names), criteria(victims, score_funcs, now), randrange)]
