@@ -24,7 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api.types import Time
-from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.nodetable import IntArray
+from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.victims import (
     MIN_INT64,
     StatColumns,
@@ -42,43 +43,18 @@ class Candidate:
     victims: Victims
 
 
-class BatchAnswers(Protocol):
-    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
-
-    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
-    candidate some of whose victims violate a PDB; a non-candidate's status is
-    ``statuses[fail_index[i]]``. ``victims(positions)`` gives those candidates'
-    victims (in the per-node path's order) and numbers of PDB violations; the
-    Evaluator asks only about the candidates it keeps, before it calls the
-    batcher again. ``stats`` (when not None) promises that the policy scores
-    candidates with the default criteria (``ordered_score_funcs`` gives None)."""
-
-    candidate: BoolArray
-    violating: BoolArray
-    fail_index: IntArray
-    statuses: list[Status]
-
-    def victims(self, positions: IntArray) -> list[Victims]: ...
-
-    def stats(self, positions: IntArray) -> StatColumns | None:
-        """``victim_stats`` of those candidates as columns, or None when the
-        default criteria cannot be read off them (then the victims are scored); may
-        be views of the batch's arrays: read-only."""
-        ...
-
-
 class CandidateList:
     """A bounded candidate list (upstream candidateList with its atomic index):
     keeps the first ``capacity`` candidates, further adds are dropped but
     counted. Kept candidates are Candidate objects or positions of a
-    BatchAnswers (``parts``), built on demand."""
+    VictimBatch (``parts``), built on demand."""
 
     __slots__ = ("added", "capacity", "parts")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.added = 0
-        self.parts: list[Candidate | tuple[BatchAnswers, IntArray, IntArray]] = []
+        self.parts: list[Candidate | tuple[VictimBatch, IntArray, IntArray]] = []
 
     def size(self) -> int:
         return min(self.added, self.capacity)
@@ -88,7 +64,7 @@ class CandidateList:
             self.parts.append(c)
         self.added += 1
 
-    def add_batch(self, batch: BatchAnswers, positions: IntArray, rows: IntArray) -> None:
+    def add_batch(self, batch: VictimBatch, positions: IntArray, rows: IntArray) -> None:
         """``add`` for the candidates at ``positions`` of ``batch`` (rows: the batch's)."""
         kept = positions[: max(self.capacity - self.added, 0)]
         if len(kept):
@@ -106,7 +82,7 @@ class CandidateSet:
     def __init__(
         self,
         names: tuple[str, ...],
-        parts: Sequence[Candidate | tuple[BatchAnswers, IntArray, IntArray]],
+        parts: Sequence[Candidate | tuple[VictimBatch, IntArray, IntArray]],
     ) -> None:
         self._names = names
         self._parts = parts
@@ -201,7 +177,7 @@ class DryRun:
             self.errs.append(status.message())
         self.statuses.set(name, status)
 
-    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: BatchAnswers) -> int:
+    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: VictimBatch) -> int:
         """Take the answers for ``rows`` in order up to the stop point; returns how
         many rows were taken (all of them unless the run is done)."""
         cand = batch.candidate

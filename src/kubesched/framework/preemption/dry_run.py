@@ -21,6 +21,12 @@ node's summed requests. For a batch of rows:
    (``ResourceFit.reprieve``): slot ``j`` adds the j-th victim of every node
    back (static filters passed in step 3 already).
 
+The runtime ``Framework`` (the only ``Handle`` there is) offers what this
+needs beyond ``Handle`` (``WhatIfRuntime``, declared here rather than probed
+by name; checked once per Evaluator, as ``isinstance`` on a
+``runtime_checkable`` Protocol costs tens of microseconds); with another
+handle the per-node path runs.
+
 Step 1 is kept per row in arrays (``VictimCache``) when it cannot depend on
 anything else. Victim lists are built only for the rows the Evaluator
 asks about (``VictimBatch.victims``): rows past its stop point cost array
@@ -34,7 +40,7 @@ remains the reference; tests compare both on random clusters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -44,13 +50,33 @@ from kubesched.framework.interfaces import FilterPlugin, Handle
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import MSG_NO_VICTIMS, VictimOrder
-from kubesched.framework.preemption.ports import WhatIfRuntime
 from kubesched.framework.preemption.victim_cache import VictimCache, cacheable, node_victims
 from kubesched.framework.preemption.victims import StatColumns, victim_stats
 from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
 from kubesched.framework.row_answers import PodSignature
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import PodInfo
+
+
+@runtime_checkable
+class WhatIfRuntime(Protocol):
+    """The runtime's view of its filters (``runtime.framework.Framework``)."""
+
+    @property
+    def filter_plugins(self) -> Sequence[FilterPlugin]:
+        """Every Filter plugin of the profile, in order."""
+        ...
+
+    def static_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The active filters whose verdicts for this cycle hold whatever pods the
+        nodes hold (they need no asking in a dry run)."""
+        ...
+
+    def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
+        """``Handle.run_filter_what_if``'s answers for this cycle are a function of
+        the pod's spec, the skipped plugins, the nodes' own state and the rows and
+        requests asked about alone (they may be kept across dry runs)."""
+        ...
 
 
 class VictimBatcher:

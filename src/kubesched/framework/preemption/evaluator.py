@@ -50,10 +50,9 @@ from kubesched.framework.preemption.candidates import (
     pick,
     rotated,
 )
-from kubesched.framework.preemption.dry_run import VictimBatcher
+from kubesched.framework.preemption.dry_run import VictimBatcher, WhatIfRuntime
 from kubesched.framework.preemption.executor import Executor
 from kubesched.framework.preemption.policy import PreemptionPolicy
-from kubesched.framework.preemption.ports import WhatIfRuntime
 from kubesched.framework.preemption.victim_cache import VictimCache
 from kubesched.framework.results import Diagnosis, FitError, NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable

@@ -223,10 +223,9 @@ class VictimCache(RowEntry):
         self.status[rows] = np.where(cand, 0, ids.take(batch.fail_index))
         if len(fit):
             assert stats is not None
-            slots = batch.slot_matrix()
             fit_rows = rows.take(fit)
             self.slots[fit_rows] = False
-            self.slots[fit_rows, : slots.shape[0]] = slots[:, batch.positions().take(fit)].T
+            self.slots[fit_rows, : batch.slots.shape[0]] = batch.slots[:, batch.pos.take(fit)].T
             for mine, got in zip(self.stats, stats, strict=True):
                 mine[fit_rows] = got
         self._kept(rows, nominated)
