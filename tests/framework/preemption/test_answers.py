@@ -27,7 +27,6 @@ from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
 from kubesched.driver.report import build_result
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.preemption import dry_run
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.victim_cache import VictimCache
@@ -198,6 +197,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
     got = Counts()
     call = VictimBatcher.__call__
     run_ = VictimBatcher._run
+    answer = VictimBatcher._answer
 
     def counting_call(self: VictimBatcher, rows: IntArray) -> VictimBatch | None:
         got.asked += len(rows)
@@ -207,8 +207,13 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         got.computed += len(rows)
         return run_(self, rows, cached)
 
+    def counting_answer(self: VictimBatcher, rows: IntArray, nominated: Any) -> bool:
+        got.computed += len(rows)
+        return answer(self, rows, nominated)
+
     monkeypatch.setattr(VictimBatcher, "__call__", counting_call)
     monkeypatch.setattr(VictimBatcher, "_run", counting_run)
+    monkeypatch.setattr(VictimBatcher, "_answer", counting_answer)
     yield got
 
 
@@ -282,30 +287,6 @@ def test_a_broken_cache_is_caught(breakage: str, monkeypatch: pytest.MonkeyPatch
     assert any(_vector_decides_otherwise(sc) for sc in scenarios if isinstance(sc, Scenario)), (
         "no scenario notices the broken cache"
     )
-
-
-@pytest.mark.parametrize(
-    "small", [0, 10**9], ids=["never in plain Python", "always in plain Python"]
-)
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_stale_rows_in_plain_python_decide_as_the_exact_path(
-    scenario: Scenario, small: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``VictimBatcher._answer_small`` (a few stale rows, plain Python) and ``_run``
-    (numpy) keep the same answers: forced either way, the decisions are the exact
-    path's."""
-    exact = exact_result(scenario)
-    monkeypatch.setattr(dry_run, "_SMALL", small)
-    calls = [0]
-    original = VictimBatcher._answer_small
-
-    def counting(self: VictimBatcher, rows: IntArray, nominated: IntArray | None) -> Any:
-        calls[0] += 1
-        return original(self, rows, nominated)
-
-    monkeypatch.setattr(VictimBatcher, "_answer_small", counting)
-    assert run(scenario, exact=False) == exact
-    assert (calls[0] > 0) == (small > 0)
 
 
 def test_preemptors_of_one_spec_with_other_node_names_get_their_own_answers() -> None:

@@ -32,15 +32,15 @@ anything else. Victim lists are built only for the rows the Evaluator
 asks about (``VictimBatch.victims``): rows past its stop point cost array
 work only. Under the same conditions, with spec-determined filters, each
 row's whole answer is kept too: a batch computes only the rows whose answer
-went stale (a few of them straight into the kept answers,
-``VictimBatcher._answer_small``) and reads the others. The per-node path
+went stale, straight into the kept answers (``VictimBatcher._answer``), and
+reads the others. The per-node path
 remains the reference; tests compare both on random clusters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -187,26 +187,17 @@ class VictimBatcher:
         assert self._answer_key is not None
         cache.use((self._answer_key, table.node_generation, table.layout_generation))
         stale = cache.stale(rows, nominated)
-        if 0 < len(stale) <= _SMALL and len(stale) < len(rows):
-            if not self._answer_small(rows.take(stale), nominated):
-                return None
-            stale = stale[:0]
-        if len(stale):
-            computed = rows if len(stale) == len(rows) else rows.take(stale)
-            got = self._run(computed, cached=True)
-            if got is None or isinstance(got, _Restart):
-                return got
-            if not cache.keep(computed, got, nominated):
-                return got if computed is rows else self._run(rows, cached=True)
-            if computed is rows:
-                return got
+        if len(stale) and not self._answer(rows.take(stale), nominated):
+            return None
         return cache.batch(rows, self._key)
 
-    def _answer_small(self, rows: IntArray, nominated: IntArray | None) -> bool:
-        """``_run`` for a few rows, straight into the kept answers (numpy's per-call
-        cost dominates there): the same what-if call for "every victim removed",
-        then the resource filter's reprieve and the victims' stats row by row.
-        False when the filters cannot answer (as ``_run``)."""
+    def _answer(self, rows: IntArray, nominated: IntArray | None) -> bool:
+        """``_run`` for the stale rows of a batch, straight into the kept answers,
+        element by element where ``_run`` builds batch arrays (usually a row or
+        two: numpy's per-call cost would dominate): the same what-if call for
+        "every victim removed" (one row: its Python form), the resource filter's
+        reprieve, the victims' stats. False when the filters cannot answer (as
+        ``_run``)."""
         cache = self.cache
         counts = cache.count.take(rows).tolist()
         h = self._handle
@@ -273,7 +264,7 @@ class VictimBatcher:
                     cache.victim_start.take(fit_rows[keep], axis=0)[:, :n].T,
                     cache.victim_known.take(fit_rows[keep], axis=0)[:, :n].T,
                 )
-        cache.keep_few(rows, statuses, status_of, kept, stats, nominated)
+        cache.keep(rows, statuses, status_of, kept, stats, nominated)
         return True
 
     def _entries(self, rows: IntArray) -> _Restart | bool:
@@ -442,10 +433,6 @@ def _resource_filter(
 
 def _no_victim_error(name: str) -> Status:
     return error(f'expected at least one victim pod on node "{name}"')
-
-
-_SMALL: Final = 4
-"""Stale rows up to which a batch's answers are computed in plain Python."""
 
 
 class _Restart:

@@ -164,10 +164,12 @@ class VictimCache(RowEntry):
             mine = self.requests[row]
             mine[:n] = entry.requests
             mine[n:] = 0  # slots past n: the reprieve reads them as "nothing"
-            starts = [q.pod.start_time for q in entry.ordered]
             self.victim_priority[row, :n] = [q.pod.priority for q in entry.ordered]
-            self.victim_start[row, :n] = [t or 0 for t in starts]
-            self.victim_known[row, :n] = [t is not None for t in starts]
+            self.victim_start[row, :n] = [q.pod.start_time or 0 for q in entry.ordered]
+            # A kept entry's victims all have a start time (``cacheable``).
+            self.victim_known[row, :n] = keep or [
+                q.pod.start_time is not None for q in entry.ordered
+            ]
             self.base[row] = entry.base
             self.n_violating[row] = entry.n_violating
         self.count[row] = n
@@ -207,31 +209,7 @@ class VictimCache(RowEntry):
         out: IntArray = (~ok).nonzero()[0]
         return out
 
-    def keep(self, rows: IntArray, batch: VictimBatch, nominated: IntArray | None) -> bool:
-        """Keep the answers of ``batch`` (computed for ``rows``); False when it
-        carries something this cache does not hold (PDB violations, candidates
-        without stats): nothing is kept then."""
-        if batch.violating.any():
-            return False
-        cand = batch.candidate
-        fit = cand.nonzero()[0]
-        stats = batch.stats(fit) if len(fit) else None
-        if len(fit) and stats is None:
-            return False
-        ids = np.array(self._known.positions(batch.statuses), dtype=np.int64)
-        self.candidate[rows] = cand
-        self.status[rows] = np.where(cand, 0, ids.take(batch.fail_index))
-        if len(fit):
-            assert stats is not None
-            fit_rows = rows.take(fit)
-            self.slots[fit_rows] = False
-            self.slots[fit_rows, : batch.slots.shape[0]] = batch.slots[:, batch.pos.take(fit)].T
-            for mine, got in zip(self.stats, stats, strict=True):
-                mine[fit_rows] = got
-        self._kept(rows, nominated)
-        return True
-
-    def keep_few(
+    def keep(
         self,
         rows: IntArray,
         statuses: list[Status],
@@ -240,10 +218,9 @@ class VictimCache(RowEntry):
         stats: StatColumns | None,
         nominated: IntArray | None,
     ) -> None:
-        """``keep`` for a few rows answered in plain Python, element by element
-        (cheaper than numpy calls there): row ``rows[i]`` failed with
-        ``statuses[status_of[i]]``, or is a candidate (``status_of[i]`` < 0)
-        whose entry in ``fit`` is ``(i, victim flag per potential victim)``;
+        """Keep the answers of ``rows`` for this nominated load: row ``rows[i]``
+        failed with ``statuses[status_of[i]]``, or is a candidate (``status_of[i]``
+        < 0) whose entry in ``fit`` is ``(i, victim flag per potential victim)``;
         ``stats``: the candidates' ``victim_stats`` columns, in ``fit``'s order."""
         ids = self._known.positions(statuses)
         row_list = rows.tolist()
