@@ -335,20 +335,11 @@ class VictimBatcher:
         counts = cache.count.take(rows)
         no_victims = unresolvable(MSG_NO_VICTIMS)
         live = counts.nonzero()[0]
-        if len(live) == 0:
-            none = np.zeros(b, dtype=np.bool_)
-            zeros = np.zeros(b, dtype=np.int64)  # 0: no_victims
+        if len(live) == 0:  # every row fails with no_victims (index 0)
+            no, zeros = np.zeros(b, dtype=np.bool_), np.zeros(b, dtype=np.int64)
+            empty, none = np.zeros((0, 0), dtype=np.bool_), np.empty(0, dtype=object)
             return VictimBatch(
-                none,
-                none,
-                zeros,
-                [no_victims],
-                np.full(b, -1, dtype=np.int64),
-                np.zeros((0, 0), dtype=np.bool_),
-                np.empty(0, dtype=object),
-                zeros,
-                self._key,
-                None,
+                no, no, zeros, [no_victims], zeros - 1, empty, none, zeros, self._key, None
             )
         live_rows = rows.take(live)
         base = cache.base.take(live_rows, axis=0)  # take: much faster than [rows]

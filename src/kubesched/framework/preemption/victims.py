@@ -69,11 +69,6 @@ class Victims:
             self._make = None
         return self._pods
 
-    @pods.setter
-    def pods(self, value: list[PodInfo]) -> None:
-        self._pods = value
-        self._make = None
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Victims):
             return NotImplemented
