@@ -27,14 +27,11 @@ by name; checked once per Evaluator, as ``isinstance`` on a
 ``runtime_checkable`` Protocol costs tens of microseconds); with another
 handle the per-node path runs.
 
-Step 1 is kept per row in arrays (``VictimCache``) when it cannot depend on
-anything else. Victim lists are built only for the rows the Evaluator
-asks about (``VictimBatch.victims``): rows past its stop point cost array
-work only. Under the same conditions, with spec-determined filters, each
-row's whole answer is kept too: a batch computes only the rows whose answer
-went stale, straight into the kept answers (``VictimBatcher._answer``), and
-reads the others. The per-node path
-remains the reference; tests compare both on random clusters.
+Every row's step 1 and, where it may be kept, its whole answer live in
+``VictimCache``: a batch computes only the rows whose answer went stale
+(``VictimBatcher._answer``). Victim lists are built only for the rows the
+Evaluator asks about (``VictimBatch.victims``). The per-node path remains the
+reference; tests compare both on random clusters.
 """
 
 from __future__ import annotations
@@ -50,7 +47,7 @@ from kubesched.framework.interfaces import FilterPlugin, Handle
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import MSG_NO_VICTIMS, VictimOrder
-from kubesched.framework.preemption.victim_cache import VictimCache, cacheable, node_victims
+from kubesched.framework.preemption.victim_cache import VictimCache, node_victims
 from kubesched.framework.preemption.victims import StatColumns, victim_stats
 from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
 from kubesched.framework.row_answers import PodSignature
@@ -87,23 +84,6 @@ class VictimBatcher:
     evaluator reprieves on the plan alone (``ResourceFit.reprieve``); static
     filters need no asking, every row reprieved on passed them in step 3.
     Otherwise the per-node path reprieves through the framework."""
-
-    __slots__ = (
-        "_answer_key",
-        "_cacheable",
-        "_default_order",
-        "_defaults",
-        "_fit",
-        "_handle",
-        "_key",
-        "_load",
-        "_order",
-        "_pdbs",
-        "_plan",
-        "_pod",
-        "_state",
-        "cache",
-    )
 
     def __init__(
         self,
@@ -291,7 +271,10 @@ class VictimBatcher:
             )
             if table.layout_generation != cache.layout:
                 return _RESTART
-            keep = self._cacheable and (entry is None or cacheable(entry))
+            # A kept entry's order must not depend on the clock (no unset start time).
+            keep = self._cacheable and (
+                entry is None or all(q.pod.start_time is not None for q in entry.ordered)
+            )
             cache.store(row, prio, entry, keep)
             all_kept = all_kept and keep
         return all_kept

@@ -31,7 +31,7 @@ here (``batch``), which gives exactly the batch it would have computed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -54,20 +54,15 @@ _SLOTTED = ("requests", "victim_priority", "victim_start", "victim_known", "slot
 """The arrays with a victim-slot axis (axis 1): grown together."""
 
 
-class NodeVictims:
-    """A node's ordered potential victims, their requests and what is left without them."""
+class NodeVictims(NamedTuple):
+    """A node's ordered potential victims (the first ``n_violating`` violate a
+    PDB), their request vectors ``(victims, width)`` (pods column = 1) and the
+    node's requests without any of them (no nominated pods)."""
 
-    __slots__ = ("base", "n_violating", "ordered", "requests")
-
-    def __init__(
-        self, ordered: list[PodInfo], n_violating: int, requests: IntArray, base: IntArray
-    ) -> None:
-        self.ordered = ordered
-        self.n_violating = n_violating
-        self.requests = requests
-        """(victims, width): each victim's request vector (pods column = 1)."""
-        self.base = base
-        """The node's requests without any potential victim (no nominated pods)."""
+    ordered: list[PodInfo]
+    n_violating: int
+    requests: IntArray
+    base: IntArray
 
 
 class VictimCache(RowEntry):
@@ -85,30 +80,6 @@ class VictimCache(RowEntry):
     load ``nominated[r]``; ``candidate[r]``, else ``status[r]`` indexes
     ``statuses``; a candidate's victims are the slots set in ``slots[r]`` and
     ``stats`` its ``victim_stats`` columns."""
-
-    __slots__ = (
-        "_known",
-        "_rows",
-        "answered",
-        "base",
-        "candidate",
-        "count",
-        "key",
-        "layout",
-        "n_violating",
-        "nominated",
-        "ordered",
-        "priority",
-        "requests",
-        "resource_filters",
-        "slots",
-        "stats",
-        "status",
-        "valid",
-        "victim_known",
-        "victim_priority",
-        "victim_start",
-    )
 
     def __init__(self) -> None:
         self._rows: RowAnswers[VictimCache] = RowAnswers("victims", 1)
@@ -314,8 +285,3 @@ def node_victims(
         base = table.requested[table.row_of[node.name]].copy()
         base[: requests.shape[1]] -= requests.sum(axis=0)
     return NodeVictims(ordered, len(violating), requests, base)
-
-
-def cacheable(entry: NodeVictims) -> bool:
-    """The order of these victims does not depend on the clock."""
-    return all(q.pod.start_time is not None for q in entry.ordered)
