@@ -6,12 +6,13 @@ Modules, in dependency order (each imports only those before it):
   default criteria of pickOneNodeForPreemption read (``StatColumns``);
 - ``policy``: the ``PreemptionPolicy`` a plugin supplies, and ``VictimOrder``,
   DefaultPreemption's victim selection as data;
+- ``batch``: the batched dry run's answers for a batch of rows;
 - ``candidates``: ``Candidate``, the bounded candidate lists and the dry run's
   stop rule (``DryRun``), the pick;
 - ``executor``: acting on the chosen candidate (DisruptionTarget, delete,
   clearing nominations; the async preemption bookkeeping);
-- ``ports``, ``batch``, ``answers``, ``victim_cache``, ``dry_run``: the batched
-  dry run (SelectVictimsOnNode for many nodes at once, with per-row caches);
+- ``victim_cache``, ``dry_run``: the batched dry run (SelectVictimsOnNode for
+  many nodes at once, with a per-row store);
 - ``evaluator``: the ``Evaluator`` running the flow (R5.1-R5.10).
 
 Contract: whatever path answers (node by node through the policy, or in
@@ -26,8 +27,6 @@ from kubesched.framework.preemption.evaluator import (
     MSG_NOT_HELPFUL,
     MSG_WAITING,
     Evaluator,
-    PreemptionOutcome,
-    go_aggregate,
 )
 from kubesched.framework.preemption.executor import (
     DISRUPTION_TARGET,
@@ -54,10 +53,8 @@ __all__ = [
     "CandidateSet",
     "Evaluator",
     "Executor",
-    "PreemptionOutcome",
     "PreemptionPolicy",
     "StatColumns",
     "VictimOrder",
     "Victims",
-    "go_aggregate",
 ]
