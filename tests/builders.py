@@ -6,10 +6,13 @@ make_node("n1").capacity(cpu="4", memory="32Gi", pods=110).label("zone", "a").ob
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from kubesched.api.quantity import parse_resource_list
+import numpy as np
+
+from kubesched.api.quantity import scheduler_amount
 from kubesched.api.storage import PodVolume
 from kubesched.api.types import (
     Affinity,
@@ -35,10 +38,16 @@ from kubesched.api.types import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from kubesched.framework.snapshot import build_table
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.nodetable import NodeTable
+from kubesched.framework.snapshot import node_image_sizes
+from kubesched.framework.types import ImageStateSummary, NodeInfo, PodInfo
 
 Q = str | int
+
+
+def parse_resource_list(raw: Mapping[str, str | int | float | None]) -> dict[str, int]:
+    """A ResourceList in the scheduler's units (``scheduler_amount`` per resource)."""
+    return {str(name): scheduler_amount(str(name), text) for name, text in raw.items()}
 
 
 def _rl(**res: Q) -> dict[str, int]:
@@ -336,3 +345,33 @@ def make_node(name: str) -> NodeBuilder:
 
 def selector(**match_labels: str) -> LabelSelector:
     return LabelSelector(match_labels=dict(match_labels))
+
+
+def build_table(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> NodeTable:
+    """A table with these nodes (in this order) and the pods bound to them, built
+    in one go (pods whose ``node_name`` is not among the nodes are ignored): the
+    reference the scheduler cache's incremental table is checked against."""
+    nodes = list(nodes)
+    infos = {n.name: NodeInfo(n) for n in nodes}
+    counts: dict[str, int] = {}
+    sizes = {n.name: node_image_sizes(n) for n in nodes}
+    for s in sizes.values():
+        for image in s:
+            counts[image] = counts.get(image, 0) + 1
+    for name, info in infos.items():
+        info.image_states = {
+            image: ImageStateSummary(size, counts[image]) for image, size in sizes[name].items()
+        }
+    for p in pods:
+        holder = infos.get(p.node_name)
+        if holder is not None:
+            holder.add_pod(PodInfo(p))
+    table = NodeTable(max(64, len(nodes)))
+    for n in nodes:
+        table.add_node(infos[n.name])
+    return table
+
+
+def rows_named(table: NodeTable, names: Iterable[str]) -> np.ndarray:
+    """The rows of the nodes named (names not in the table left out)."""
+    return np.array([table.row_of[n] for n in names if n in table.row_of], dtype=np.int64)

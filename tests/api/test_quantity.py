@@ -22,7 +22,6 @@ from kubesched.api.quantity import (
     milli_value,
     parse_quantity,
     parse_quantity_json,
-    parse_resource_list,
     scheduler_amount,
     value,
 )
@@ -341,17 +340,6 @@ def test_accessors_raise_outside_int64(text: str, milli_fits: bool, value_fits: 
             with pytest.raises(QuantityError) as err:
                 accessor(q)
             assert str(err.value) == ERR_OUT_OF_RANGE
-
-
-def test_parse_resource_list_names_the_resource() -> None:
-    assert parse_resource_list({"cpu": "250m", "memory": "64Mi", "pods": 10}) == {
-        "cpu": 250,
-        "memory": 64 * MI,
-        "pods": 10,
-    }
-    with pytest.raises(QuantityError) as err:
-        parse_resource_list({"cpu": "1", "memory": "lots"})
-    assert str(err.value) == f"memory: 'lots': {ERR_FORMAT_WRONG}"
 
 
 @pytest.mark.parametrize(

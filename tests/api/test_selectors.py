@@ -17,11 +17,9 @@ from kubesched.api.selectors import (
     label_value_errors,
     match_node_selector_map,
     node_selector_matches,
-    node_selector_requirement_matches,
     node_selector_term_errors,
     node_selector_term_matches,
     parse_int64_label,
-    validate_label_selector,
 )
 from kubesched.api.types import (
     LabelSelector,
@@ -155,7 +153,7 @@ def test_parse_int64_label_round_trips_int64(n: int) -> None:
 def test_node_selector_requirement_matches(
     req: NodeSelectorRequirement, labels: Mapping[str, str], expected: bool
 ) -> None:
-    assert node_selector_requirement_matches(req, labels) is expected
+    assert node_selector_term_matches(term(req), "n", labels) is expected
 
 
 # --------------------------------------------------------------------------- node selectors
@@ -646,72 +644,6 @@ def test_label_selector_matches(
 )
 def test_label_selector_parse_error(selector: LabelSelector | None, expected: str | None) -> None:
     assert label_selector_parse_error(selector) == expected
-
-
-@pytest.mark.parametrize(
-    ("selector", "expected"),
-    [
-        pytest.param(None, [], id="nil selector is valid"),
-        pytest.param(
-            LabelSelector({"app": "web"}, (LR("tier", "In", ("a", "b")), LR("x", "Exists"))),
-            [],
-            id="valid selector",
-        ),
-        pytest.param(
-            LabelSelector(match_expressions=(LR("k", "In", ()),)),
-            [
-                "spec.selector.matchExpressions[0].values: Required value: must be specified "
-                "when `operator` is 'In' or 'NotIn'"
-            ],
-            id="In requires values",
-        ),
-        pytest.param(
-            LabelSelector(match_expressions=(LR("k", "DoesNotExist", ("v",)),)),
-            [
-                "spec.selector.matchExpressions[0].values: Forbidden: may not be specified when "
-                "`operator` is 'Exists' or 'DoesNotExist'"
-            ],
-            id="DoesNotExist forbids values",
-        ),
-        pytest.param(
-            LabelSelector(match_expressions=(LR("k", "Gt", ("1",)),)),
-            [
-                'spec.selector.matchExpressions[0].operator: Invalid value: "Gt": not a valid '
-                "selector operator"
-            ],
-            id="Gt is not a label selector operator",
-        ),
-        pytest.param(
-            LabelSelector(match_expressions=(LR("a/b/c", "Exists"),)),
-            [
-                'spec.selector.matchExpressions[0].key: Invalid value: "a/b/c": a valid label key '
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', "
-                "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an "
-                "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-            ],
-            id="key with two slashes",
-        ),
-        pytest.param(
-            LabelSelector(match_expressions=(LR("k", "In", ("ok", "not ok")),)),
-            [
-                'spec.selector.matchExpressions[0].values[1]: Invalid value: "not ok": '
-                + VALUE_DETAIL
-            ],
-            id="invalid value in matchExpressions",
-        ),
-        pytest.param(
-            LabelSelector({"z": "-bad", "/a": "v"}),
-            [
-                'spec.selector.matchLabels: Invalid value: "/a": prefix part must be non-empty',
-                f'spec.selector.matchLabels: Invalid value: "-bad": {VALUE_DETAIL}',
-            ],
-            id="matchLabels errors in sorted key order",
-        ),
-    ],
-)
-def test_validate_label_selector(selector: LabelSelector | None, expected: list[str]) -> None:
-    assert validate_label_selector(selector, "spec.selector") == expected
 
 
 @pytest.mark.parametrize(

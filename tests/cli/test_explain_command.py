@@ -115,7 +115,7 @@ def test_wide_output_says_why_a_pod_is_pending() -> None:
     [
         (("nope",), "error: pod default/nope: not found in the run"),
         (("-n", "kube-system", "nginx-a"), "error: pod kube-system/nginx-a: not found in the run"),
-        (("--until", "soon", "nginx-a"), "error: --until:"),
+        (("--until", "soon", "nginx-a"), "error: Invalid value for '--until':"),
     ],
 )
 def test_bad_requests_are_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:

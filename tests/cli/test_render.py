@@ -219,7 +219,7 @@ def test_summary_line() -> None:
 
 def document() -> dict[str, Any]:
     cluster = small_cluster()
-    cluster.event(
+    cluster.record.event(
         cluster.pods["default/wait"],
         "Warning",
         "FailedScheduling",

@@ -27,7 +27,6 @@ from kubesched.driver.events import (
     PodUpdated,
     StorageObject,
     Watcher,
-    deliver,
 )
 from kubesched.framework.events import EventResource
 from kubesched.scheduler.config import default_config
@@ -120,7 +119,7 @@ def test_deliver_calls_the_method_of_the_kind(
     event: Event, method: str, args: Sequence[object]
 ) -> None:
     sink = Log()
-    deliver(event, sink)
+    event.to(sink)
     assert len(sink.calls) == 1
     _, got_method, got_args = sink.calls[0]
     assert got_method == method
@@ -150,8 +149,8 @@ def test_the_scheduler_is_an_event_sink() -> None:
     sink: EventSink = sched
     before = sched.changes
     for event in (NodeAdded(N1), PodAdded(P), ObjectAdded(PVC_RES, PVC)):
-        deliver(event, sink)
-    assert sched.cache.get_node("n1") is not None
+        event.to(sink)
+    assert sched.cache.nodes.get("n1") is not None
     assert sched.queue.get_pod("p", "default") is not None
     assert sched.changes == before + 2
 

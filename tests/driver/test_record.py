@@ -20,7 +20,6 @@ from kubesched.driver.events import (
     PodAdded,
     PodDeleted,
     PodUpdated,
-    deliver,
 )
 from kubesched.driver.record import EventRecord, PreemptionRecord, RunRecord
 from kubesched.framework.events import EventResource
@@ -56,15 +55,15 @@ def test_a_pod_life_from_its_watch_events() -> None:
     record, clock = new_record()
     pending = make_pod("p").uid("u1").obj()
     clock.t = 1 * S
-    deliver(PodAdded(pending), record)
+    PodAdded(pending).to(record)
     bound = changed(pending, node_name="n1", phase="Running")
     clock.t = 3 * S
-    deliver(PodUpdated(pending, bound), record)
+    PodUpdated(pending, bound).to(record)
     done = changed(bound, phase="Succeeded")
     clock.t = 8 * S
-    deliver(PodUpdated(bound, done), record)
+    PodUpdated(bound, done).to(record)
     clock.t = 10 * S
-    deliver(PodDeleted(done), record)
+    PodDeleted(done).to(record)
 
     (life,) = record.lives.values()
     assert (life.created_at, life.scheduled_at, life.finished_at, life.deleted_at) == (
@@ -80,21 +79,21 @@ def test_a_pod_life_from_its_watch_events() -> None:
 def test_a_pod_added_bound_is_scheduled_when_it_appears() -> None:
     record, clock = new_record()
     clock.t = 2 * S
-    deliver(PodAdded(make_pod("p").uid("u1").node("n1").obj()), record)
+    PodAdded(make_pod("p").uid("u1").node("n1").obj()).to(record)
     assert record.lives["u1"].scheduled_at == 2 * S
 
 
 def test_only_the_first_binding_and_the_first_finish_count() -> None:
     record, clock = new_record()
     pod = make_pod("p").uid("u1").node("n1").phase("Running").obj()
-    deliver(PodAdded(pod), record)
+    PodAdded(pod).to(record)
     clock.t = 5 * S
     relabelled = changed(pod, labels={"a": "b"})
-    deliver(PodUpdated(pod, relabelled), record)  # still on n1: not a new binding
+    PodUpdated(pod, relabelled).to(record)  # still on n1: not a new binding
     failed = changed(relabelled, phase="Failed")
-    deliver(PodUpdated(relabelled, failed), record)
+    PodUpdated(relabelled, failed).to(record)
     clock.t = 6 * S
-    deliver(PodUpdated(failed, changed(failed, labels={})), record)  # still terminal
+    PodUpdated(failed, changed(failed, labels={})).to(record)  # still terminal
     life = record.lives["u1"]
     assert (life.scheduled_at, life.finished_at) == (0, 5 * S)
 
@@ -125,9 +124,9 @@ def test_deletion_reason(steps: list[object], want: str | None) -> None:
     pod = make_pod("p").uid("u1").obj()
     for step in steps:
         if step == "add":
-            deliver(PodAdded(pod), record)
+            PodAdded(pod).to(record)
         elif step == "delete":
-            deliver(PodDeleted(pod), record)
+            PodDeleted(pod).to(record)
         else:
             assert isinstance(step, tuple)
             record.deleting("u1", step[1])
@@ -138,13 +137,13 @@ def test_a_reason_after_a_life_ended_belongs_to_the_next_life_of_that_uid() -> N
     # A dumped pod keeps its uid when it is created again: each life its own reason.
     record, clock = new_record()
     first = make_pod("p").uid("u1").obj()
-    deliver(PodAdded(first), record)
+    PodAdded(first).to(record)
     record.deleting("u1", "Deleted")
-    deliver(PodDeleted(first), record)
+    PodDeleted(first).to(record)
     clock.t = 5 * S
     record.deleting("u1", "Preempted")  # the second life, before its add arrives
     second = make_pod("p").uid("u1").obj()
-    deliver(PodAdded(second), record)
+    PodAdded(second).to(record)
     life = record.lives["u1"]
     assert (life.pod, life.created_at, life.deleted_at) == (second, 5 * S, None)
     assert life.deletion_reason == "Preempted"
@@ -153,7 +152,7 @@ def test_a_reason_after_a_life_ended_belongs_to_the_next_life_of_that_uid() -> N
 def test_lives_keep_the_order_pods_appeared_in() -> None:
     record, _ = new_record()
     for name in ("b", "a", "c"):
-        deliver(PodAdded(make_pod(name).uid(f"u-{name}").obj()), record)
+        PodAdded(make_pod(name).uid(f"u-{name}").obj()).to(record)
     assert [life.pod.name for life in record.lives.values()] == ["b", "a", "c"]
 
 
@@ -165,12 +164,12 @@ def test_watch_lines_are_one_per_pod_event(watch: bool) -> None:
     record, clock = new_record(watch)
     pod = make_pod("p").uid("u1").obj()
     bound = changed(pod, node_name="n1")
-    deliver(PodAdded(pod), record)
-    deliver(NodeAdded(make_node("n1").obj()), record)  # not a pod: no line
+    PodAdded(pod).to(record)
+    NodeAdded(make_node("n1").obj()).to(record)  # not a pod: no line
     clock.t = S
-    deliver(PodUpdated(pod, bound), record)
+    PodUpdated(pod, bound).to(record)
     clock.t = 2 * S
-    deliver(PodDeleted(bound), record)
+    PodDeleted(bound).to(record)
     lines = [(w.time, w.pod) for w in record.watch_lines]
     assert lines == ([(0, pod), (S, bound), (2 * S, bound)] if watch else [])
 
@@ -184,7 +183,7 @@ def test_nodes_are_the_ones_that_exist_now() -> None:
     n1b = make_node("n1").label("zone", "a").obj()
     events: list[Event] = [NodeAdded(n1), NodeAdded(n2), NodeUpdated(n1, n1b), NodeDeleted(n2)]
     for e in events:
-        deliver(e, record)
+        e.to(record)
     assert record.nodes == {"n1": n1b}
 
 
@@ -205,7 +204,7 @@ def test_storage_objects_as_they_end() -> None:
         ObjectDeleted(EventResource.PERSISTENT_VOLUME, gone),
     ]
     for e in events:
-        deliver(e, record)
+        e.to(record)
     assert record.storage_used
     assert record.pvcs == {"default/data": bound}
     assert record.pvs == {"pv-1": pv}
@@ -213,7 +212,7 @@ def test_storage_objects_as_they_end() -> None:
 
 def test_a_storage_class_alone_counts_as_storage_used() -> None:
     record, _ = new_record()
-    deliver(ObjectAdded(EventResource.STORAGE_CLASS, StorageClass("fast", "x")), record)
+    ObjectAdded(EventResource.STORAGE_CLASS, StorageClass("fast", "x")).to(record)
     assert record.storage_used
     assert (record.pvcs, record.pvs) == ({}, {})
 

@@ -4,7 +4,7 @@ the fields docs/result-format.md describes."""
 from __future__ import annotations
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
-from kubesched.driver.events import ObjectAdded, PodAdded, PodDeleted, PodUpdated, deliver
+from kubesched.driver.events import ObjectAdded, PodAdded, PodDeleted, PodUpdated
 from kubesched.driver.record import RunRecord
 from kubesched.driver.report import build_result
 from kubesched.framework.events import EventResource
@@ -26,15 +26,15 @@ def test_result_of_a_record() -> None:
     web = make_pod("web", "b").uid("u-web").priority(5).obj()
     gone = make_pod("gone", "a").uid("u-gone").obj()
     term = make_pod("term", "a").uid("u-term").node("n1").obj()
-    deliver(PodAdded(web), record)
-    deliver(PodAdded(gone), record)
-    deliver(PodAdded(term), record)
+    PodAdded(web).to(record)
+    PodAdded(gone).to(record)
+    PodAdded(term).to(record)
     clock.t = 2 * S
     bound = web.copy()
     bound.node_name = "n1"
-    deliver(PodUpdated(web, bound), record)
+    PodUpdated(web, bound).to(record)
     record.deleting("u-gone", "Deleted")
-    deliver(PodDeleted(gone), record)
+    PodDeleted(gone).to(record)
     record.deleting("u-term", "Preempted")  # terminating: no deletedAt, so no reason yet
     record.preemption(bound, "n1", [term, gone], 0)
     record.controller_event("ReplicaSet", "b", "rs", "Warning", "FailedCreate", "quota")
@@ -77,10 +77,10 @@ def test_result_of_a_record() -> None:
 
 def test_storage_objects_appear_once_one_existed() -> None:
     record = RunRecord(Clock())
-    deliver(ObjectAdded(EventResource.PERSISTENT_VOLUME, PersistentVolume("pv-b")), record)
-    deliver(ObjectAdded(EventResource.PERSISTENT_VOLUME, PersistentVolume("pv-a")), record)
+    ObjectAdded(EventResource.PERSISTENT_VOLUME, PersistentVolume("pv-b")).to(record)
+    ObjectAdded(EventResource.PERSISTENT_VOLUME, PersistentVolume("pv-a")).to(record)
     pvc = PersistentVolumeClaim("data", volume_name="pv-a", phase="Bound")
-    deliver(ObjectAdded(EventResource.PERSISTENT_VOLUME_CLAIM, pvc), record)
+    ObjectAdded(EventResource.PERSISTENT_VOLUME_CLAIM, pvc).to(record)
     doc = build_result(record, seed=0, end_time=0, metrics={})
     assert [v["name"] for v in doc["persistentVolumes"]] == ["pv-a", "pv-b"]
     assert [(c["name"], c["volumeName"]) for c in doc["persistentVolumeClaims"]] == [

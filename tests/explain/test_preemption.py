@@ -12,7 +12,7 @@ import pytest
 from kubesched.api.types import Pod
 from kubesched.explain.preemption import CRITERIA, why_preempted
 from kubesched.framework.preemption import PreemptionOutcome
-from kubesched.framework.results import NominatingMode
+from kubesched.framework.results import NominatingMode, PostFilterResult
 from tests.plugins.preemption_harness import (
     FakeFilter,
     PreemptionHarness,
@@ -63,9 +63,18 @@ def check_decision(e: dict[str, Any]) -> None:
     assert (e["chosenValue"], e["runnerUpValue"]) == (chosen[FIELDS[k]], runner[FIELDS[k]])
 
 
-def explain(h: PreemptionHarness, preemptor: Pod) -> dict[str, Any]:
-    outcome = h.evaluator.last
-    assert isinstance(outcome, PreemptionOutcome)
+def outcome_of(result: PostFilterResult | None) -> PreemptionOutcome | None:
+    """What DefaultPreemption told of its decision (None: no dry run ran)."""
+    got = result.explanation if result is not None else None
+    assert got is None or isinstance(got, PreemptionOutcome)
+    return got
+
+
+def explain(
+    h: PreemptionHarness, preemptor: Pod, result: PostFilterResult | None
+) -> dict[str, Any]:
+    outcome = outcome_of(result)
+    assert outcome is not None
     return why_preempted(outcome, preemptor, h.clock.now())
 
 
@@ -94,7 +103,7 @@ def test_select_best_candidate_is_explained(
     h = PreemptionHarness(nodes, case.pods, [case.pod], exact=exact, rng=ScriptedRandom([0] * 4))
     result, status = h.preempt(case.pod, all_unschedulable(case.node_names))
     assert status.is_success(), status
-    e = explain(h, case.pod)
+    e = explain(h, case.pod, result)
     assert result is not None and result.nominating_info is not None
     assert e["chosen"] == result.nominating_info.node_name
     assert e["chosen"] in case.expected
@@ -111,10 +120,10 @@ def test_select_best_candidate_is_explained(
 def test_post_filter_is_explained(case: PostFilterCase) -> None:
     h = PreemptionHarness(case.nodes, case.pods, [case.pod], pdbs=case.pdbs)
     result, _ = h.preempt(case.pod, case.statuses)
-    outcome = h.evaluator.last
-    if outcome is None or outcome.candidate_set is None:
+    outcome = outcome_of(result)
+    if outcome is None:
         return  # stopped before the dry run (not eligible, no nodes): the message says why
-    e = explain(h, case.pod)
+    e = explain(h, case.pod, result)
     chosen = (
         result.nominating_info.node_name
         if result is not None
@@ -139,13 +148,11 @@ def test_dry_run_preemption_is_explained(case: DryRunCase) -> None:
     fake = FakeFilter(dict.fromkeys(case.node_names, case.fake_rc))
     h = _dry_run_harness(case, fake, exact=True)
     preemptor = case.test_pods[0]
-    h.preempt(preemptor, all_unschedulable(case.node_names))
-    outcome = h.evaluator.last
-    assert outcome is not None
-    if outcome.candidate_set is None:
+    result, _ = h.preempt(preemptor, all_unschedulable(case.node_names))
+    if outcome_of(result) is None:
         assert not case.expected[0]
         return
-    e = explain(h, preemptor)
+    e = explain(h, preemptor, result)
     assert e["candidatesFound"] == len(case.expected[0])
     got = {
         c["node"]: (sorted(v.split("/", 1)[1] for v in c["victims"]), c["pdbViolations"])

@@ -18,10 +18,9 @@ from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.reads import LabelRead, Reads
 from kubesched.framework.results import NodeScore
 from kubesched.framework.scoring import default_normalize_score
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, error, unresolvable, unschedulable
 from kubesched.framework.types import NodeInfo, PodInfo
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.hypothesis_profiles import scaled
 
 ZONE_B = unresolvable("zone b")

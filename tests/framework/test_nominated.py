@@ -14,10 +14,9 @@ from kubesched.framework.interfaces import Nominator as NominatorPort
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.results import NominatingInfo, NominatingMode
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue.nominator import Nominator
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeNominator
 from tests.hypothesis_profiles import scaled
 

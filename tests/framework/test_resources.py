@@ -27,10 +27,10 @@ from kubesched.framework.resources import (
     ResourceFit,
     ResourcePlan,
 )
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.fit_plan import IgnoredResources, fit_plan
+from tests.builders import build_table
 from tests.hypothesis_profiles import scaled
 from tests.plugins.noderesources.helpers import Res, node_with, resource_pod
 from tests.plugins.noderesources.test_fit_filter import (

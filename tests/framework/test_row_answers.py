@@ -18,10 +18,9 @@ from kubesched.framework.row_answers import (
     RowAnswers,
     RowEntry,
 )
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.metrics import row_answer_flushes
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 
 
 class _Pods(RowEntry):
@@ -203,6 +202,20 @@ def test_lru_keeps_the_recently_used_key() -> None:
     cache.computed.clear()
     cache.get(table, "a")
     assert cache.computed == []
+
+
+def test_lru_order_follows_repeated_and_alternating_lookups() -> None:
+    table = _table()
+    cache = _PodCounts(RowAnswers("spy", 2, lru=True))
+    a, b = ("a",), ("b",)  # key objects reused, as callers do
+    for key in (a, a, b, a, a, ("c",)):  # b is the least recently used
+        cache.get(table, key)
+    cache.computed.clear()
+    cache.get(table, a)
+    assert cache.computed == []
+    cache.get(table, b)
+    assert len(cache.computed) == table.capacity
+    assert table.row_answer_flushes[("spy", EVICTED)] == 2
 
 
 def test_met_before_only_after_the_table_changed() -> None:

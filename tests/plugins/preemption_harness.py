@@ -48,14 +48,13 @@ from kubesched.framework.interfaces import Plugin
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.preemption import Candidate, Evaluator
 from kubesched.framework.results import NodeToStatus, PostFilterResult, PreFilterResult
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.defaultpreemption import DefaultPreemption
 from kubesched.plugins.noderesources.fit import Fit
 from kubesched.runtime.framework import Framework, PluginFactory, Services
 from kubesched.scheduler.metrics import Metrics
-from tests.builders import make_node
+from tests.builders import build_table, make_node
 from tests.fakes import FakeClock, FakeNominator
 from tests.storage_fakes import FakeStorage
 

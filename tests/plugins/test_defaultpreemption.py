@@ -79,7 +79,6 @@ from tests.plugins.preemption_harness import (
     all_unschedulable,
     candidate_map,
     node,
-    victim_names,
 )
 from tests.plugins.volume_harness import make_pvc
 from tests.storage_fakes import FakeStorage
@@ -1385,8 +1384,8 @@ def test_custom_ordered_score_funcs_replace_the_default_criteria(exact: bool) ->
         result, status = h.preempt(preemptor, all_unschedulable(["node1", "node2"]))
         assert status.is_success(), status
         assert result == PostFilterResult.nominated(want)
-        chosen = h.evaluator.last.chosen if h.evaluator.last is not None else None
-        assert victim_names(chosen) == {"node1": ["v1"], "node2": ["v4", "v5"]}[want]
+        (recorded,) = h.api.preemptions
+        assert list(recorded.victims) == {"node1": ["v1"], "node2": ["v4", "v5"]}[want]
 
 
 @pytest.mark.parametrize(
@@ -2121,8 +2120,8 @@ def test_filter_pods_with_pdb_violation(
 
 class CpuWhatIf:
     """A test filter that answers what-ifs: pods count and CPU, as NodeResourcesFit
-    reports them ("Too many pods", "Insufficient cpu"). It lets the batched dry run
-    (``select_victims_on_nodes``) run whatever the state of the in-tree plugins."""
+    reports them ("Too many pods", "Insufficient cpu"). Not a resource filter: with
+    it active the batched dry run leaves the reprieve to the per-node path."""
 
     name = "CpuWhatIf"
 
@@ -2208,10 +2207,10 @@ def dry_run_worlds(
 @pytest.mark.parametrize(
     ("pre_filter", "filters"),
     [
-        pytest.param((), ("CpuWhatIf",), id="a what-if filter without columns"),
+        pytest.param((), ("CpuWhatIf",), id="no resource filter: the per-node path reprieves"),
         pytest.param((FIT,), (FIT,), id="NodeResourcesFit alone reprieves on its columns"),
         pytest.param(
-            (FIT,), (FIT, "CpuWhatIf"), id="two what-if filters reprieve through the framework"
+            (FIT,), (FIT, "CpuWhatIf"), id="two what-if filters: the per-node path reprieves"
         ),
     ],
 )
@@ -2264,11 +2263,11 @@ def test_batched_dry_run_equals_per_node_dry_run(
             # chooses what select_candidate chooses, with the same random draws.
             rows = np.array([h.table.row_of[n.name] for n in h.infos()], dtype=np.int64)
             cset, _, _ = h.evaluator._dry_run(
-                h.state(preemptor), PodInfo(preemptor), rows, None, pdbs, offset, num
+                h.state(preemptor), PodInfo(preemptor), rows, pdbs, offset, num
             )
             assert [c.name for c in cset.materialize()] == [c.name for c in candidates]
             h.rng.seed(3)
-            best = h.evaluator._select(cset)
+            best = h.evaluator.select_candidate(cset)
         chosen.append(None if best is None else best.name)
         chosen.append(str(h.rng.random()))
     assert outcomes[0] == outcomes[1]

@@ -30,12 +30,10 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
     VectorFilterPlugin,
     VectorScorePlugin,
-    is_static_filter,
 )
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import NodeScore, NodeToStatus
-from kubesched.framework.snapshot import build_table
-from kubesched.framework.status import SKIP, SUCCESS, Code, Status
+from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import (
     DEVICE_CLASS,
@@ -49,11 +47,12 @@ from kubesched.plugins.dynamicresources import (
     is_schedulable_after_claim_change,
     is_schedulable_after_pod_change,
 )
+from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import PluginFactory
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from kubesched.sim.simulation import Simulation
-from tests.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from tests.builders import NodeBuilder, PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.scheduler.harness import build_framework, profile
@@ -121,7 +120,6 @@ def test_claimless_pod_at_every_extension_point(pod: PodBuilder) -> None:
 
     assert pl.reserve(state, pi, "worker") == SUCCESS
     assert pl.unreserve(state, pi, "worker") is None  # type: ignore[func-returns-value]
-    assert pl.pre_bind_pre_flight(state, pi, "worker") == SKIP
     assert pl.pre_bind(state, pi, "worker") == SUCCESS
 
 
@@ -175,9 +173,6 @@ def _score(pl: DynamicResources, s: CycleState, pi: PodInfo) -> Status:
         pytest.param(_score, id="Score"),
         pytest.param(lambda pl, s, pi: pl.reserve(s, pi, "worker"), id="Reserve"),
         pytest.param(lambda pl, s, pi: pl.pre_bind(s, pi, "worker"), id="PreBind"),
-        pytest.param(
-            lambda pl, s, pi: pl.pre_bind_pre_flight(s, pi, "worker"), id="PreBindPreFlight"
-        ),
     ],
 )
 def test_missing_state_is_an_error(
@@ -245,7 +240,7 @@ def test_extension_points_match_upstream_assertions() -> None:
         assert isinstance(pl, proto), proto.__name__
     assert not isinstance(pl, PreScorePlugin)
     assert pl.pre_filter_extensions() is None  # type: ignore[func-returns-value]
-    assert is_static_filter(pl)
+    assert FilterForms.of(pl).static_vector is not None
 
 
 def test_events_to_register() -> None:

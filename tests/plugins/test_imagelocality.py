@@ -12,9 +12,9 @@ import pytest
 from kubesched.api.types import Node
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import ScoreExtensions
-from kubesched.framework.snapshot import build_table, normalized_image_name
+from kubesched.framework.snapshot import normalized_image_name
 from kubesched.plugins.imagelocality import ImageLocality, calculate_priority
-from tests.builders import PodBuilder, make_node, make_pod
+from tests.builders import PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_score
 

@@ -27,11 +27,10 @@ from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.results import PreFilterResult
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.nodeaffinity import NodeAffinity as NodeAffinityPlugin
-from tests.builders import make_node
+from tests.builders import build_table, make_node
 from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter, check_score

@@ -6,10 +6,9 @@ import pytest
 
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import NODE_ADD
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.plugins.nodename import ERR_REASON, NodeName
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter
 

@@ -9,14 +9,13 @@ from kubesched.api.types import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unschedulable
 from kubesched.plugins.nodeports import (
     ERR_REASON,
     NodePorts,
     is_schedulable_after_pod_deleted,
 )
-from tests.builders import PodBuilder, make_node, make_pod
+from tests.builders import PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter
 

@@ -9,7 +9,6 @@ from kubesched.api.types import Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.derive import Derived
 from kubesched.framework.events import ActionType, EventObject, EventResource, QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, unresolvable
 from kubesched.framework.types import NodeInfo
 from kubesched.plugins.nodeunschedulable import (
@@ -19,7 +18,7 @@ from kubesched.plugins.nodeunschedulable import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_toleration_change,
 )
-from tests.builders import PodBuilder, make_node, make_pod
+from tests.builders import PodBuilder, build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import check_filter
 

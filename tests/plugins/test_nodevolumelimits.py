@@ -15,7 +15,6 @@ from kubesched.api.types import Pod
 from kubesched.api.volume_helpers import csi_attach_limit_key
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.nodevolumelimits import (
@@ -25,7 +24,7 @@ from kubesched.plugins.nodevolumelimits import (
     is_schedulable_after_pod_deleted,
     is_schedulable_after_pvc_added,
 )
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.plugins.volume_harness import (
     VolumeHandle,
     ephemeral,

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from kubesched.api.types import Node, Taint, Toleration
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status, unresolvable
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.tainttoleration import (
@@ -19,7 +18,7 @@ from kubesched.plugins.tainttoleration import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_toleration_change,
 )
-from tests.builders import make_pod
+from tests.builders import build_table, make_pod
 from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter, check_score

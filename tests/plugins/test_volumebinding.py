@@ -28,7 +28,6 @@ from kubesched.api.types import LABEL_HOSTNAME, LABEL_ZONE, Node, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import ActionType, QueueingHint
 from kubesched.framework.interfaces import NodeSet
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.volumebinding import VolumeBinding
@@ -42,7 +41,7 @@ from kubesched.plugins.volumebinding.plugin import (
     is_schedulable_after_pvc_change,
     is_schedulable_after_storage_class_change,
 )
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.plugins.volume_harness import (
     VolumeHandle,
     ephemeral,

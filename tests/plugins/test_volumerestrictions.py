@@ -18,7 +18,6 @@ from kubesched.api.storage import (
 from kubesched.api.types import Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.volumerestrictions import (
@@ -28,7 +27,7 @@ from kubesched.plugins.volumerestrictions import (
     is_schedulable_after_pod_deleted,
     is_schedulable_after_pvc_added,
 )
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.plugins.volume_harness import VolumeHandle, make_pvc
 from tests.storage_fakes import FakeStorage
 

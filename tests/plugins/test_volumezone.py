@@ -18,7 +18,6 @@ from kubesched.api.types import (
 )
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import QueueingHint
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.volumezone import (
@@ -28,7 +27,7 @@ from kubesched.plugins.volumezone import (
     is_schedulable_after_pvc_change,
     is_schedulable_after_storage_class_added,
 )
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.plugins.volume_harness import VolumeHandle, make_pv, make_pvc, make_sc
 from tests.storage_fakes import FakeStorage
 

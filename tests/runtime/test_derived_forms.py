@@ -13,10 +13,9 @@ import numpy as np
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.reads import Reads
-from kubesched.framework.snapshot import build_table
 from kubesched.plugins.tainttoleration import TaintToleration
 from kubesched.runtime.derived_forms import DerivedAnswers, FilterForms, static_for
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 
 

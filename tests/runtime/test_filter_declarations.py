@@ -23,17 +23,15 @@ from kubesched.framework.interfaces import (
     Verdicts,
     WhatIfFilterPlugin,
     is_spec_determined_filter,
-    is_static_filter,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
 from kubesched.framework.reads import DerivedFilterPlugin
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.runtime.filtering import FilterForms
+from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.scheduler.harness import build_framework, in_tree_profile, instance_registry, profile
 
 ODD = Status(Code.UNSCHEDULABLE, "odd row")
@@ -56,7 +54,9 @@ class OddRows:
 
     def filter_vector(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         self.calls["filter_vector"] += 1
-        return Verdicts.from_mask(np.arange(table.capacity) % 2 == 1, ODD)
+        return Verdicts(
+            np.where(np.arange(table.capacity) % 2 == 1, 0, -1).astype(np.int32), (ODD,)
+        )
 
 
 class Room:
@@ -79,7 +79,7 @@ class Room:
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> Verdicts:
         self.calls["filter_what_if"] += 1
-        return Verdicts.from_mask(requested[:, 0] >= 10, SMALL)
+        return Verdicts(np.where(requested[:, 0] >= 10, 0, -1).astype(np.int32), (SMALL,))
 
     def _passes(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
@@ -119,7 +119,7 @@ def cycle(fwk: Framework) -> tuple[CycleState, PodInfo]:
 def test_in_tree_declarations_are_the_filters_the_runtime_used_to_name() -> None:
     fwk = build_framework(in_tree_profile(), in_tree_registry())
     derived = {p.name for p in fwk.filter_plugins if isinstance(p, DerivedFilterPlugin)}
-    static = {p.name for p in fwk.filter_plugins if is_static_filter(p)}
+    static = {p.name for p in fwk.filter_plugins if isinstance(p, StaticFilterPlugin)}
     spec = {p.name for p in fwk.filter_plugins if is_spec_determined_filter(p)}
     assert derived == {
         "NodeUnschedulable",
@@ -131,7 +131,6 @@ def test_in_tree_declarations_are_the_filters_the_runtime_used_to_name() -> None
     assert static == {"DynamicResources"}
     assert spec == {"NodeResourcesFit"}
     for p in fwk.filter_plugins:
-        assert isinstance(p, StaticFilterPlugin) == (p.name in static)
         forms = FilterForms.of(p)
         assert (forms.static_vector is not None) == (p.name in static | derived)
         assert forms.spec_determined == (p.name in spec | derived)

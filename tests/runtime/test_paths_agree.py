@@ -12,7 +12,7 @@ pod, in turn, is checked on:
 - PreFilter (result, status, narrowing plugins, skipped filters);
 - Filter, per plugin and per node: each active filter's vectorised verdicts
   (``FilterForms.vector``, ``rows``) against its ``filter``;
-- the runtime's vectorised Filter (``filter_vector``, ``filter_rows``) against
+- the runtime's vectorised Filter (``filter_rows``) against
   ``run_filter_plugins`` (first failing plugin's status, stamped);
 - the what-if runners (``run_filter_what_if``, ``_passes``, ``_row``) against
   ``run_filter_plugins`` on a clone of each node with random pods removed and
@@ -113,7 +113,7 @@ SCORERS = (
 )
 ROUTES = (
     *(f"filter vector {p}" for p in FILTERS_WITH_VECTORS),
-    "runtime filter_vector",
+    "runtime filter_rows (all)",
     "runtime filter_rows",
     *(f"score {p}" for p in SCORERS),
     "score slots",
@@ -287,11 +287,10 @@ def check_points(
     check_filter_plugins(vec, exact, sv, se, pv, pe, rows, subset, infos, seen)
     # The runtime's Filter point over rows, against run_filter_plugins.
     want_rows = [stamped_sig(exact.run_filter_plugins(se, pe, info)) for info in infos]
-    fv = vec.filter_vector(sv, pv)
+    fv = vec.filter_rows(sv, pv, rows, {})
     if fv is not None:
-        seen["runtime filter_vector"] += 1
-        index, statuses = fv
-        got_rows = [stamped_sig(verdict((index[rows], statuses), k)) for k in range(len(rows))]
+        seen["runtime filter_rows (all)"] += 1
+        got_rows = [stamped_sig(verdict(fv, k)) for k in range(len(rows))]
         assert got_rows == want_rows
     fr = vec.filter_rows(sv, pv, subset, {})
     if fr is not None:
@@ -310,7 +309,7 @@ def check_points(
         for r, info in zip(rows, infos, strict=True)
         if exact.run_filter_plugins_with_nominated_pods(se, pe, info).is_success()
     ]
-    if feasible and exact.has_score_plugins():
+    if feasible and exact.score_plugins:
         scored = rnd.sample(feasible, rnd.randint(1, len(feasible)))
         check_scores(vec, exact, sv, se, pv, pe, np.array(scored, dtype=np.int64), seen)
 
@@ -519,8 +518,8 @@ def check_scores(
     totals: list[object] = []
     for fwk, state, pi, nodes in ((vec, sv, pv, nodes_v), (exact, se, pe, nodes_e)):
         try:
-            total, raw = fwk.score_nodes(state, pi, nodes)
-            totals.append((total.tolist(), [(n, w, s.tolist()) for n, w, s in raw]))
+            total, per = fwk.run_score_plugins(state, pi, nodes)
+            totals.append((total.tolist(), [(n, s.tolist()) for n, s in per.items()]))
         except ScoreError as err:
             totals.append(str(err))
     assert totals[0] == totals[1]

@@ -19,11 +19,10 @@ from kubesched.framework.config import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import ScoreError
-from tests.builders import make_node
+from tests.builders import build_table, make_node
 from tests.runtime.injected import (
     InjectedPlugin,
     P,

@@ -9,12 +9,11 @@ import numpy as np
 
 from kubesched.api.storage import PodVolume
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.derived_forms import FilterForms
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.registry import in_tree_registry
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeReader
 from tests.plugins.volume_harness import make_pv, make_pvc, make_sc
 from tests.scheduler.harness import build_framework, in_tree_profile
@@ -45,7 +44,6 @@ def test_a_pod_without_volumes_skips_them_and_stays_vectorised() -> None:
     assert state.skip_filter_plugins >= VOLUME_PLUGINS
     rows = np.arange(4, dtype=np.int64)
     assert fwk.filter_rows(state, pod, rows, {}) is not None
-    assert fwk.filter_vector(state, pod) is not None
 
 
 def test_a_pod_with_a_claim_takes_the_per_node_path() -> None:

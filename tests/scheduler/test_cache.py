@@ -28,10 +28,9 @@ from hypothesis.stateful import (
 
 from kubesched.api.types import LABEL_REGION, LABEL_ZONE, NO_EXECUTE, NO_SCHEDULE, Node, Pod
 from kubesched.framework.nodetable import NodeTable, zone_key
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.scheduler.cache import Cache, CacheError
-from tests.builders import make_node, make_pod, selector
+from tests.builders import build_table, make_node, make_pod, selector
 from tests.hypothesis_profiles import scaled
 
 NODE_NAMES = ("n0", "n1", "n2", "n3", "n4", "n5")
@@ -439,13 +438,13 @@ def test_image_size_is_the_first_one_seen() -> None:
     cache.add_node(n1)
     cache.add_node(n2)
     for name in ("n1", "n2"):
-        info = cache.get_node(name)
+        info = cache.nodes.get(name)
         assert info is not None
         state = info.image_states["img:latest"]
         assert (state.size, state.num_nodes) == (100, 2)
         assert cache.table.images["img:latest"][cache.table.row_of[name]] == 100
     cache.remove_node(n1)
-    info = cache.get_node("n2")
+    info = cache.nodes.get("n2")
     assert info is not None
     assert (info.image_states["img:latest"].size, info.image_states["img:latest"].num_nodes) == (
         100,
@@ -459,9 +458,9 @@ def test_pods_of_a_removed_node_come_back_with_it() -> None:
     cache.add_node(node)
     cache.add_pod(make_pod("p").uid("p").req(cpu="1").node("n1").obj())
     cache.remove_node(node)
-    assert cache.get_node("n1") is None
+    assert cache.nodes.get("n1") is None
     cache.add_node(node)
-    info = cache.get_node("n1")
+    info = cache.nodes.get("n1")
     assert info is not None
     assert [p.pod.name for p in info.pods] == ["p"]
     assert info.requested.milli_cpu == 1000
@@ -474,7 +473,7 @@ def test_pod_of_an_unknown_node_is_counted_once_the_node_arrives() -> None:
     cache.add_pod(make_pod("p").uid("p").req(cpu="500m").node("later").obj())
     assert cache.pod_count() == 1
     cache.add_node(make_node("later").capacity(cpu="1").obj())
-    info = cache.get_node("later")
+    info = cache.nodes.get("later")
     assert info is not None and info.requested.milli_cpu == 500
 
 

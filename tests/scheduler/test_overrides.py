@@ -29,7 +29,7 @@ from tests.scheduler.harness import same_outcome, vectorised_and_per_node
 
 class _TrackedOnlyIndex(NominatedLoadIndex):
     """An index that never hands out its dense matrix: the algorithm then takes
-    ``answer_tracked`` (the pods of a scan that do not all count)."""
+    ``answer`` (the pods of a scan that do not all count)."""
 
     def dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
         super().dense(pod, table)  # the sync a real read does
@@ -72,11 +72,11 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
     nominator = _nominator(kind)
     (alg_v, vec), (alg_e, exact) = vectorised_and_per_node(cache.table, nominator, 5)
     asked = [0, 0]  # rows asked about through OverrideRows, rows it sent to the filters
-    method = {"tracked": "answer_tracked", "dense": "answer_dense"}[kind]
+    method = {"tracked": "answer", "dense": "answer_dense"}[kind]
     answer, what_if = getattr(OverrideRows, method), vec.run_filter_what_if
 
     def counting_answer(*args: Any) -> Any:
-        # answer_tracked: the rows; answer_dense: the rows holding load.
+        # answer: the rows; answer_dense: the rows holding load.
         asked[0] += int(np.count_nonzero(args[6])) if kind == "dense" else len(args[4])
         return answer(*args)
 
@@ -123,7 +123,7 @@ def test_pods_of_one_spec_reuse_override_answers_as_the_exact_path_decides(
 
 def test_a_short_scan_sees_a_nomination_removed_since_the_last_cycle() -> None:
     """A scan of at most ``_SHORT_SCAN`` rows asks the index about its rows only
-    and finds changed rows by comparing summed requests (``OverrideRows.answer``):
+    and finds changed rows from the change logs (``OverrideRows.answer``):
     its answers must still follow a nomination removed between two pods of one
     spec (a stale kept answer would keep rejecting n0)."""
     cache = Cache()
@@ -183,7 +183,7 @@ def test_rows_that_change_while_holding_nominations_are_asked_again(kind: str, s
     "n",
     [
         pytest.param(2, id="short scan (answer)"),
-        pytest.param(12, id="long scan (answer_tracked / answer_dense)"),
+        pytest.param(12, id="long scan (answer / answer_dense)"),
     ],
 )
 @by_nominator_kind

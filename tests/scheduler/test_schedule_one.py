@@ -38,7 +38,6 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Nominator, Plugin
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.results import Diagnosis, FitError, NodeToStatus, PreFilterResult
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, ScoreError
@@ -52,7 +51,7 @@ from kubesched.scheduler.schedule_one import (
     num_feasible_nodes_to_find,
     select_host,
 )
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeNominator
 from tests.hypothesis_profiles import scaled
 from tests.scheduler.harness import (

@@ -67,7 +67,7 @@ class Rig:
             rng=random.Random(seed),
             reader=self.cluster,
             writer=self.writer,
-            recorder=self.cluster,
+            recorder=self.cluster.record,
             metrics=self.metrics,
         )
         self.cluster.watchers.append(self.sched)
@@ -301,7 +301,7 @@ def test_bind_failure_forgets_the_pod_and_reports_an_error() -> None:
     assert cond is not None
     assert cond.reason == "SchedulerError"
     assert rig.sched.cache.pod_count() == 0
-    info = rig.sched.cache.get_node("n1")
+    info = rig.sched.cache.nodes.get("n1")
     assert info is not None and info.requested.milli_cpu == 0
     assert rig.metrics.schedule_attempts == {"scheduled": 0, "unschedulable": 0, "error": 1}
 

@@ -437,14 +437,14 @@ def test_succeeded_pod_releases_its_resources_in_the_scheduler_cache() -> None:
     sim.cluster.create_node(node(cpu="4"))
     sim.cluster.create_pod(make_pod("job").req(cpu="3").obj(), run_for=60 * S)
     sim.run(until=30 * S)
-    info = sim.scheduler.cache.get_node("n1")
+    info = sim.scheduler.cache.nodes.get("n1")
     assert info is not None
     assert info.requested.milli_cpu == 3000
     assert sim.scheduler.cache.pod_count() == 1
 
     sim.run()
     assert sim.cluster.pods["default/job"].phase == "Succeeded"
-    info = sim.scheduler.cache.get_node("n1")
+    info = sim.scheduler.cache.nodes.get("n1")
     assert info is not None
     assert info.requested.milli_cpu == 0
     assert sim.scheduler.cache.pod_count() == 0
@@ -499,8 +499,9 @@ def test_events_are_recorded_with_time_keys_and_message() -> None:
     cluster.engine.now = 12 * S
     victim = make_pod("victim", "ns1").obj()
     preemptor = make_pod("high", "ns2").obj()
-    cluster.event(victim, "Normal", "Preempted", "Preempting", "Preempted by pod x", preemptor)
-    cluster.event(preemptor, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes")
+    rec = cluster.record
+    rec.event(victim, "Normal", "Preempted", "Preempting", "Preempted by pod x", preemptor)
+    rec.event(preemptor, "Warning", "FailedScheduling", "Scheduling", "0/1 nodes")
     assert [
         (e.time, e.type, e.reason, e.object, e.related, e.message) for e in cluster.record.events
     ] == [

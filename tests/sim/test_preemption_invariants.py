@@ -145,7 +145,7 @@ class CheckingRecorder:
         message: str,
         related: Pod | None = None,
     ) -> None:
-        self.cluster.event(regarding, type_, reason, action, message, related)
+        self.cluster.record.event(regarding, type_, reason, action, message, related)
 
     def preemption(
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
@@ -158,7 +158,7 @@ class CheckingRecorder:
         for v in victims:
             if v.deletion_timestamp is None:
                 self.observed.first_preempted_at.setdefault(v.uid, now)
-        self.cluster.preemption(preemptor, node, victims, num_pdb_violations)
+        self.cluster.record.preemption(preemptor, node, victims, num_pdb_violations)
 
 
 def check_preemption(sim: Simulation, preemptor: Pod, node: str, victims: Sequence[Pod]) -> None:
@@ -248,8 +248,9 @@ def run_world(
     for fwk in sim.scheduler.profiles.values():
         fwk.per_node = exact
     observed = Observed()
-    services = next(iter(sim.scheduler.profiles.values())).services
-    services.recorder = CheckingRecorder(sim, observed)
+    checking = CheckingRecorder(sim, observed)
+    for fwk in sim.scheduler.profiles.values():
+        fwk.recorder = checking
     original = sim.scheduler.schedule_one
     cluster = sim.cluster
 

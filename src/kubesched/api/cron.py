@@ -19,7 +19,7 @@ Times are integer nanoseconds since the Unix epoch.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -270,6 +270,15 @@ def _day_matches(s: CronSchedule, d: _dt.datetime) -> bool:
     return dom_match or dow_match
 
 
+_Truncate = Callable[[_dt.datetime, _dt.tzinfo], _dt.datetime]
+_TIME_UNITS: Final[tuple[tuple[Callable[[_dt.datetime], int], _Truncate, int], ...]] = (
+    # (the unit's field, truncation to the unit as upstream does it, the unit in seconds)
+    (lambda d: d.hour, lambda d, loc: _date(loc, d.year, d.month, d.day, d.hour), 3600),
+    (lambda d: d.minute, lambda d, loc: _to_dt(_to_ns(d) - _to_ns(d) % (60 * NANOS), loc), 60),
+    (lambda d: d.second, lambda d, loc: _to_dt(_to_ns(d) - _to_ns(d) % NANOS, loc), 1),
+)
+
+
 def _spec_next(s: CronSchedule, t: int, loc: _dt.tzinfo) -> int | None:
     """SpecSchedule.Next with the seconds field fixed at 0 (ParseStandard)."""
     # Start at the earliest possible time: the upcoming whole second.
@@ -302,33 +311,16 @@ def _spec_next(s: CronSchedule, t: int, loc: _dt.tzinfo) -> int | None:
                 break
         if wrapped:
             continue
-        while not (1 << d.hour & s.hour):
-            if not added:
-                added = True
-                d = _date(loc, d.year, d.month, d.day, d.hour)
-            d = _add(d, 3600)
-            if d.hour == 0:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while not (1 << d.minute & s.minute):
-            if not added:
-                added = True
-                d = _to_dt(_to_ns(d) - _to_ns(d) % (60 * NANOS), loc)
-            d = _add(d, 60)
-            if d.minute == 0:
-                wrapped = True
-                break
-        if wrapped:
-            continue
-        while d.second != 0:
-            if not added:
-                added = True
-                d = _to_dt(_to_ns(d) - _to_ns(d) % NANOS, loc)
-            d = _add(d, 1)
-            if d.second == 0:
-                wrapped = True
+        for (unit_of, truncate, step), ok in zip(_TIME_UNITS, (s.hour, s.minute, 1), strict=True):
+            while not (1 << unit_of(d) & ok):  # seconds: 0 only (bit 0)
+                if not added:
+                    added = True
+                    d = truncate(d, loc)
+                d = _add(d, step)
+                if unit_of(d) == 0:
+                    wrapped = True
+                    break
+            if wrapped:
                 break
         if wrapped:
             continue

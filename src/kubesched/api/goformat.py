@@ -98,9 +98,10 @@ def go_aggregate(messages: Sequence[str]) -> str:
 
 
 def go_div(a: int, b: int) -> int:
-    """Go's integer ``/``: truncation toward zero (``b != 0``)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    """Go's integer ``/``: truncation toward zero (``b != 0``): the floor quotient,
+    one up when it is negative and inexact."""
+    q = a // b
+    return q + 1 if q < 0 and q * b != a else q
 
 
 def go_div_vec(a: IntArray, b: IntArray | int) -> IntArray:
@@ -162,8 +163,8 @@ class Ops:
 
 ONE: Final = Ops(
     where=lambda c, a, b: a if c else b,
-    minimum=min,
-    maximum=max,
+    minimum=lambda a, b: b if b < a else a,  # min() / max(): slower calls in 3.11
+    maximum=lambda a, b: b if b > a else a,
     sqrt=math.sqrt,
     to_float=float,
     trunc=int,

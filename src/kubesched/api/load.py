@@ -44,7 +44,7 @@ from kubesched.api.input_limits import (
     too_many,
 )
 from kubesched.api.meta_validation import validate_object
-from kubesched.api.parsing import JSONValueError, parse_json_stream, parse_yaml
+from kubesched.api.parsing import JSONValueError, one_line, parse_json_stream, parse_yaml
 from kubesched.api.storage import PersistentVolumeClaim
 from kubesched.api.types import Namespace, Node, Pod, PodDisruptionBudget, PriorityClass
 from kubesched.api.unmodelled import is_unmodelled
@@ -75,14 +75,6 @@ class Document:
     source: str
     index: int
     raw: Mapping[str, Any]
-
-    @property
-    def where(self) -> str:
-        return f"{self.source} (object {self.index})"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def parse_text(text: str, source: str) -> list[Any]:
@@ -172,7 +164,7 @@ def _expand(path: str) -> list[str]:
         try:
             names = sorted(os.listdir(path))
         except OSError as err:
-            raise InputError(_one_line(err.strerror or str(err)), source=path) from None
+            raise InputError(one_line(err.strerror or str(err)), source=path) from None
         return [
             os.path.join(path, n)
             for n in names
@@ -262,16 +254,6 @@ class LoadResult:
 
     def of_kind(self, kind: str) -> list[Loaded[LoadedObject]]:
         return [o for o in self.objects if o.kind == kind]
-
-    def ignored_summary(self) -> str:
-        """``ignored 3 objects: 2 Service, 1 ConfigMap`` (most first), or ""."""
-        if not self.ignored:
-            return ""
-        total = sum(self.ignored.values())
-        parts = ", ".join(
-            f"{n} {k}" for k, n in sorted(self.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
-        )
-        return f"ignored {total} objects: {parts}"
 
 
 # kind -> (API group, served versions)

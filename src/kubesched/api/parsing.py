@@ -301,7 +301,8 @@ def _not_a_json_number(value: float) -> str:
     return f"{what} is not a number JSON can carry"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines too) as one space."""
     return " ".join(text.split())
 
 
@@ -317,7 +318,7 @@ def parse_yaml(text: str, source: str) -> list[Any]:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
         raise InputError(f"malformed YAML: {where}{problem}", source=source) from None
     except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError) as err:
-        raise InputError(f"malformed YAML: {_one_line(str(err))}", source=source) from None
+        raise InputError(f"malformed YAML: {one_line(str(err))}", source=source) from None
 
 
 class _JSONProblem(ValueError):

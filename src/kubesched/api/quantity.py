@@ -1,6 +1,6 @@
 """Kubernetes resource quantities, parsed exactly as apimachinery's ``resource.Quantity``.
 
-Who calls it: object loading (``parse_resource_list``, ``scheduler_amount``) and
+Who calls it: object loading (``scheduler_amount``) and
 test builders. Everything here is pure.
 
 Grammar (quantity.go's doc comment)::
@@ -47,7 +47,6 @@ string is held, and master's documented behaviour for all paths (kubernetes#1385
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Final
@@ -363,22 +362,6 @@ def scheduler_amount(resource: str, text: str | int | float | None) -> int:
     other resource (``Value``), as ``framework.NewResource`` does."""
     q = parse_quantity_json(text)
     return milli_value(q) if resource == CPU else value(q)
-
-
-def parse_resource_list(raw: Mapping[str, str | int | float | None]) -> dict[str, int]:
-    """Parse a ResourceList read from an object; raises QuantityError naming the
-    resource (``"cpu: 'x': <upstream message>"``).
-
-    Note: upstream sums the *quantities* of containers before rounding, we store
-    each list rounded; the two differ only for amounts finer than 1m cpu / 1 unit.
-    """
-    out: dict[str, int] = {}
-    for name, text in raw.items():
-        try:
-            out[str(name)] = scheduler_amount(str(name), text)
-        except QuantityError as err:
-            raise QuantityError(f"{name}: {text!r}: {err}") from None
-    return out
 
 
 # --------------------------------------------------------------------------- formatting

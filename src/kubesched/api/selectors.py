@@ -18,9 +18,8 @@ Sources followed (apimachinery / component-helpers at v1.36):
   empty term and a term that fails to parse match nothing; matchFields supports
   In / NotIn with exactly one value and reads ``metadata.name``, and is skipped
   when the node has no name.
-- ``metav1/validation.ValidateLabelSelector`` for API validation messages, with
-  field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
-  "x": detail``).
+- field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
+  "x": detail``) for API validation messages.
 
 Messages follow master's ``api/validate/content`` texts except ``MaxLenError``,
 where we keep the long-standing "must be no more than 63 characters" (master's
@@ -37,9 +36,9 @@ from functools import lru_cache
 from typing import Final
 
 from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
+from kubesched.api.messages import child
 from kubesched.api.types import (
     LabelSelector,
-    LabelSelectorRequirement,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -79,10 +78,6 @@ def parse_int64_label(value: str) -> int | None:
     if value[:1] == "-":
         n = -n
     return n if _MIN_INT64 <= n <= _MAX_INT64 else None
-
-
-def _child(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name
 
 
 def _invalid(path: str, bad_value: str, detail: str) -> str:
@@ -229,8 +224,8 @@ def _new_requirement_errors(key: str, op: str, values: Sequence[str], path: str)
     errs: list[str] = []
     key_errs = label_key_errors(key)
     if key_errs:
-        errs.append(_invalid(_child(path, "key"), go_quote(key), "; ".join(key_errs)))
-    values_path = _child(path, "values")
+        errs.append(_invalid(child(path, "key"), go_quote(key), "; ".join(key_errs)))
+    values_path = child(path, "values")
     if op in (IN, NOT_IN):
         if not values:
             errs.append(
@@ -363,62 +358,7 @@ def label_selector_parse_error(sel: LabelSelector | None) -> str | None:
     return None
 
 
-def validate_label_selector(sel: LabelSelector | None, field_path: str) -> list[str]:
-    """API validation (``metav1validation.ValidateLabelSelector`` with
-    ``AllowInvalidLabelValueInSelector=false``): one message per field error,
-    e.g. ``spec.selector.matchExpressions[0].values: Required value: must be
-    specified when `operator` is 'In' or 'NotIn'``. matchLabels are reported in
-    sorted key order (upstream iterates a Go map)."""
-    errs: list[str] = []
-    if sel is None:
-        return errs
-    labels_path = _child(field_path, "matchLabels")
-    for k in sorted(sel.match_labels):
-        v = sel.match_labels[k]
-        errs.extend(_invalid(labels_path, go_quote(k), m) for m in label_key_errors(k))
-        errs.extend(_invalid(labels_path, go_quote(v), m) for m in label_value_errors(v))
-    for i, r in enumerate(sel.match_expressions):
-        errs.extend(_validate_requirement(r, f"{_child(field_path, 'matchExpressions')}[{i}]"))
-    return errs
-
-
-def _validate_requirement(r: LabelSelectorRequirement, path: str) -> list[str]:
-    errs: list[str] = []
-    values_path = _child(path, "values")
-    if r.operator in (IN, NOT_IN):
-        if not r.values:
-            errs.append(
-                f"{values_path}: Required value: must be specified when `operator` is "
-                "'In' or 'NotIn'"
-            )
-    elif r.operator in (EXISTS, DOES_NOT_EXIST):
-        if r.values:
-            errs.append(
-                f"{values_path}: Forbidden: may not be specified when `operator` is "
-                "'Exists' or 'DoesNotExist'"
-            )
-    else:
-        errs.append(
-            _invalid(
-                _child(path, "operator"), go_quote(r.operator), "not a valid selector operator"
-            )
-        )
-    errs.extend(_invalid(_child(path, "key"), go_quote(r.key), m) for m in label_key_errors(r.key))
-    for j, v in enumerate(r.values):
-        errs.extend(_invalid(f"{values_path}[{j}]", go_quote(v), m) for m in label_value_errors(v))
-    return errs
-
-
 # --------------------------------------------------------------------------- node selectors
-
-
-def node_selector_requirement_matches(
-    req: NodeSelectorRequirement, labels: Mapping[str, str]
-) -> bool:
-    """One ``matchExpressions`` item against node labels (``Requirement.Matches``):
-    Gt / Lt need the label, its value parsed by ``parse_int64_label``, and exactly
-    one integer value; otherwise no match. Does not validate ``req``."""
-    return _requirement_matches(req.key, req.operator, req.values, labels)
 
 
 def _field_requirement_matches(req: NodeSelectorRequirement, node_name: str) -> bool:
@@ -445,31 +385,31 @@ def _term_errors(term: NodeSelectorTerm, path: str) -> tuple[str, ...]:
     # Terms compare by identity (eq=False), so this caches per spec object and
     # keeps it alive while cached.
     errs: list[str] = []
-    exprs_path = _child(path, "matchExpressions")
+    exprs_path = child(path, "matchExpressions")
     for i, r in enumerate(term.match_expressions):
         p = f"{exprs_path}[{i}]"
         if r.operator not in NODE_SELECTOR_OPERATORS:
             errs.append(
-                f"{_child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
+                f"{child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
                 + _supported_values(NODE_SELECTOR_OPERATORS)
             )
             continue
         errs.extend(_new_requirement_errors(r.key, r.operator, r.values, p))
-    fields_path = _child(path, "matchFields")
+    fields_path = child(path, "matchFields")
     for i, r in enumerate(term.match_fields):
         p = f"{fields_path}[{i}]"
         if r.operator in NODE_FIELD_OPERATORS:
             if len(r.values) != 1:
                 errs.append(
                     _invalid(
-                        _child(p, "values"),
+                        child(p, "values"),
                         go_string_slice(r.values or None),
                         "must have one element",
                     )
                 )
         else:
             errs.append(
-                f"{_child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
+                f"{child(p, 'operator')}: Unsupported value: {go_quote(r.operator)}: "
                 + _supported_values(NODE_FIELD_OPERATORS)
             )
     return tuple(errs)

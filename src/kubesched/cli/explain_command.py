@@ -16,8 +16,7 @@ import click
 
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import live_commands
-from kubesched.cli.params import SizeType
+from kubesched.cli.params import DURATION, SIZE, cluster_options
 from kubesched.explain.recorder import ExplanationRecorder
 from kubesched.sim.scenario import Run
 
@@ -49,7 +48,7 @@ def _split(pod: str, namespace: str) -> tuple[str, str]:
 @click.option("--config", "config_file", default=None, help="A KubeSchedulerConfiguration file.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds every random choice.")
 @click.option(
-    "--until", default=None, help="Stop the simulated clock here (a duration such as 90s)."
+    "--until", default=None, type=DURATION, help="Stop the simulated clock here (e.g. 90s)."
 )
 @click.option("--feature-gates", default="", help="As simulate's.")
 @click.option(
@@ -60,15 +59,15 @@ def _split(pod: str, namespace: str) -> tuple[str, str]:
     is_flag=True,
     help="Start from a live cluster's state (as `kubesched snapshot` reads it).",
 )
-@click.option("--max-input-bytes", default="512Mi", show_default=True, type=SizeType())
-@live_commands.cluster_options
+@click.option("--max-input-bytes", default="512Mi", show_default=True, type=SIZE)
+@cluster_options
 def explain(
     pod: str,
     files: tuple[str, ...],
     namespace: str,
     config_file: str | None,
     seed: int,
-    until: str | None,
+    until: int | None,
     feature_gates: str,
     output: str,
     from_cluster: bool,
@@ -77,7 +76,6 @@ def explain(
     context: str | None,
 ) -> None:
     """Why POD (NAME or NAMESPACE/NAME) is pending, or why it went where it did."""
-    from kubesched.api.duration import parse_duration
     from kubesched.cli.explain_text import describe
     from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
     from kubesched.scheduler.registry import parse_feature_gates
@@ -89,19 +87,13 @@ def explain(
         gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         raise InputError(f"--feature-gates: {err}") from None
-    stop: int | None = None
-    if until is not None:
-        try:
-            stop = parse_duration(until)
-        except ValueError as err:
-            raise InputError(f"--until: {err}") from None
     limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=DEFAULT_MAX_OBJECTS)
     try:
         scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
     except MemoryError:
         raise InputError(OUT_OF_MEMORY) from None
     echo_input_notes(scenario)
-    run = run_scenario(scenario, seed=seed, until=stop, feature_gates=gates, explain=True)
+    run = run_scenario(scenario, seed=seed, until=until, feature_gates=gates, explain=True)
     doc = run.result()
     ns, name = _split(pod, namespace)
     me = f"{ns}/{name}"

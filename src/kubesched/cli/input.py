@@ -10,7 +10,6 @@ from typing import Final
 import click
 
 from kubesched.api.input_limits import InputLimits
-from kubesched.cli import live_commands
 from kubesched.cli.input_warnings import warning_lines
 from kubesched.sim.scenario import Scenario, load_scenario
 
@@ -29,11 +28,11 @@ def load_manifests(
     """The scenario of ``-f`` files (``-`` is stdin), after the live cluster's
     objects when ``from_cluster`` (a cluster that cannot be read ends the
     command with exit 4). Bad input raises ``InputError``."""
-    first = (
-        live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
-        if from_cluster
-        else []
-    )
+    first = []
+    if from_cluster:
+        from kubesched.cli import live_commands  # live mode only when asked for
+
+        first = live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
     return load_scenario(
         list(files), config_file=config_file, stdin=sys.stdin, limits=limits, first=first
     )

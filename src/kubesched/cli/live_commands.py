@@ -20,6 +20,7 @@ from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_LIMITS, ReadBudget, read_file
 from kubesched.api.load import Document, documents_from_text
 from kubesched.api.types import DEFAULT_SCHEDULER_NAME
+from kubesched.cli.params import cluster_options
 from kubesched.framework.config import SchedulerConfig
 from kubesched.live.client import ClusterError, connect
 from kubesched.live.leader import LeaseConfig
@@ -32,21 +33,6 @@ from kubesched.scheduler.registry import in_tree_registry
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_CLUSTER: Final = 4
-
-
-def cluster_options(fn: F) -> F:
-    """``--kubeconfig`` and ``--context``, as kubectl's."""
-    fn = click.option(
-        "--context",
-        default=None,
-        help="The kubeconfig context to use (default: its current context).",
-    )(fn)
-    return click.option(
-        "--kubeconfig",
-        default=None,
-        metavar="PATH",
-        help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster).",
-    )(fn)
 
 
 def read_cluster(kubeconfig: str | None, context: str | None) -> Snapshot:

@@ -19,11 +19,10 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from kubesched import __version__
-from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli import bench_command, explain_command, live_commands, trace_commands
-from kubesched.cli.params import SizeType
+from kubesched.cli import trace_commands
+from kubesched.cli.params import DURATION, SIZE, cluster_options
 from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -38,8 +37,32 @@ def fail_input(message: str) -> NoReturn:
     sys.exit(EXIT_INPUT)
 
 
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("kubesched.cli.bench_command", "bench_cmd"),
+    "snapshot": ("kubesched.cli.live_commands", "snapshot"),
+    "run": ("kubesched.cli.live_commands", "run"),
+    "explain": ("kubesched.cli.explain_command", "explain"),
+}
+"""Commands imported when invoked (or listed): live mode and the benchmarks pull in
+modules that ``simulate`` never needs, and a command line starts faster without."""
+
+
 class KubeschedGroup(click.Group):
-    """Turns errors into the documented exit codes, never a traceback for bad input."""
+    """Turns errors into the documented exit codes, never a traceback for bad input;
+    imports the ``LAZY_COMMANDS`` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        lazy = LAZY_COMMANDS.get(cmd_name)
+        if lazy is not None and cmd_name not in self.commands:
+            import importlib
+
+            command = getattr(importlib.import_module(lazy[0]), lazy[1])
+            assert isinstance(command, click.Command)
+            self.add_command(command, name=cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -69,21 +92,6 @@ def _progress_enabled(output: str) -> bool:
     return output in ("table", "wide") and sys.stderr.isatty() and not os.environ.get("CI")
 
 
-class DurationType(click.ParamType):  # type: ignore[type-arg]
-    name = "duration"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            d = parse_duration(str(value))
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-        if d < 0:
-            self.fail(f"{value}: must not be negative", param, ctx)
-        return d
-
-
 @main.command()
 @click.option(
     "-f",
@@ -94,7 +102,7 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
 )
 @click.option("--config", "config_file", default=None, help="A KubeSchedulerConfiguration file.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds every random choice.")
-@click.option("--until", default=None, type=DurationType(), help="Stop the simulated clock here.")
+@click.option("--until", default=None, type=DURATION, help="Stop the simulated clock here.")
 @click.option(
     "-o",
     "--output",
@@ -119,7 +127,7 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     "--max-input-bytes",
     default="512Mi",
     show_default=True,
-    type=SizeType(),
+    type=SIZE,
     help="Refuse more input than this (bytes, or a quantity such as 512Mi or 1Gi).",
 )
 @click.option(
@@ -178,7 +186,7 @@ class DurationType(click.ParamType):  # type: ignore[type-arg]
     is_flag=True,
     help="Add why every scheduling attempt ended as it did (the result's explanations).",
 )
-@live_commands.cluster_options
+@cluster_options
 @trace_commands.trace_options(seed=False)
 def simulate(
     files: tuple[str, ...],
@@ -364,11 +372,7 @@ def _enforce(checks: list[Any], doc: dict[str, Any]) -> None:
         sys.exit(EXIT_ASSERT)
 
 
-main.add_command(explain_command.explain, name="explain")
 main.add_command(trace_commands.import_, name="import")
-main.add_command(bench_command.bench_cmd, name="bench")
-main.add_command(live_commands.snapshot, name="snapshot")
-main.add_command(live_commands.run, name="run")
 
 
 if __name__ == "__main__":

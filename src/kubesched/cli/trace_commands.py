@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from kubesched.api.input_limits import DEFAULT_MAX_INPUT_BYTES, InputLimits
-from kubesched.cli.params import SizeType
+from kubesched.cli.params import SIZE, Parsed
 from kubesched.sim.traces import (
     GPU_SHARE_MODES,
     GPU_SHARE_ROUND_UP,
@@ -40,35 +40,6 @@ if TYPE_CHECKING:  # imported lazily at run time: `kubesched --help` stays fast
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-OPTION_NAMES = (
-    "limit",
-    "sample",
-    "time_scale",
-    "node_fraction",
-    "drop_nodes",
-    "gpu_share",
-    "priorities",
-    "max_pods",
-    "no_deletions",
-)
-"""The keyword arguments :func:`trace_options` adds (besides ``seed`` when asked)."""
-
-
-class _Parsed(click.ParamType):  # type: ignore[type-arg]
-    """A click type around one of the ``traces.common`` parsers (ValueError -> usage error)."""
-
-    def __init__(self, name: str, parse: Callable[[str], Any]) -> None:
-        self.name = name
-        self._parse = parse
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            return self._parse(value)
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-
 
 def trace_options(*, seed: bool) -> Callable[[F], F]:
     """Add the trace import options to a click command. ``seed=False`` for a command
@@ -82,20 +53,20 @@ def trace_options(*, seed: bool) -> Callable[[F], F]:
         ),
         click.option(
             "--sample",
-            type=_Parsed("N|FRACTION", parse_sample),
+            type=Parsed("N|FRACTION", parse_sample),
             default=None,
             help="Keep N pods, or a fraction (0.1, 10%) of them, chosen by --seed.",
         ),
         click.option(
             "--time-scale",
-            type=_Parsed("FACTOR", lambda t: parse_fraction(t, "--time-scale")),
+            type=Parsed("FACTOR", lambda t: parse_fraction(t, "--time-scale")),
             default="1",
             show_default=True,
             help="Multiply every trace time and duration (0.001: 1000x faster).",
         ),
         click.option(
             "--node-fraction",
-            type=_Parsed("FRACTION", lambda t: parse_fraction(t, "--node-fraction")),
+            type=Parsed("FRACTION", lambda t: parse_fraction(t, "--node-fraction")),
             default="1",
             show_default=True,
             help="Keep this fraction of the nodes (<1) or add copies of random ones (>1).",
@@ -117,7 +88,7 @@ def trace_options(*, seed: bool) -> Callable[[F], F]:
         ),
         click.option(
             "--priorities",
-            type=_Parsed("TIER=VALUE[:Never],...", parse_priorities),
+            type=Parsed("TIER=VALUE[:Never],...", parse_priorities),
             default="",
             help="PriorityClass value per trace tier, e.g. LS=10000,BE=0:Never.",
         ),
@@ -153,8 +124,8 @@ def trace_options(*, seed: bool) -> Callable[[F], F]:
 def import_options(
     seed: int, max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES, **values: Any
 ) -> ImportOptions:
-    """The ImportOptions of the values :func:`trace_options` parsed (keyword names as
-    in :data:`OPTION_NAMES`) and of ``--max-input-bytes``."""
+    """The ImportOptions of the values :func:`trace_options` parsed (by their keyword
+    names: ``limit``, ``sample``, ... ``no_deletions``) and of ``--max-input-bytes``."""
     return ImportOptions(
         max_input_bytes=max_input_bytes,
         seed=seed,
@@ -185,7 +156,7 @@ def import_options(
     "--max-input-bytes",
     default="512Mi",
     show_default=True,
-    type=SizeType(),
+    type=SIZE,
     help="Refuse trace files larger than this together (bytes, or a quantity: 1Gi).",
 )
 @trace_options(seed=True)

@@ -15,7 +15,7 @@ about nodes and pods (the simulated storage and workload controllers) are plain
 ``Watcher``s. An update carries the old and the new object (objects are never
 mutated: a change replaces the object), a deletion the last state.
 
-``deliver(event, sink)`` hands one event to one sink; ``event.publish(subscribers)``
+``event.to(sink)`` hands one event to one sink; ``event.publish(subscribers)``
 hands it to every subscriber of its kind, in subscription order. Events are
 never changed once made (plain slotted classes, not frozen ones: a frozen
 dataclass costs three times as much to create, once per change on the hot
@@ -68,101 +68,94 @@ class Subscribers(Protocol):
     def object_watchers(self) -> Sequence[ObjectWatcher]: ...
 
 
+class _NodePodEvent:
+    """A node or pod event: ``to`` hands it to one watcher, ``publish`` to every
+    watcher of the subscribers, in subscription order."""
+
+    __slots__ = ()
+
+    def to(self, sink: Watcher) -> None:
+        raise NotImplementedError
+
+    def publish(self, subscribers: Subscribers) -> None:
+        for w in subscribers.watchers:
+            self.to(w)
+
+
+class _StorageEvent:
+    """A storage object event, handed to object watchers as ``_NodePodEvent``."""
+
+    __slots__ = ()
+
+    def to(self, sink: ObjectWatcher) -> None:
+        raise NotImplementedError
+
+    def publish(self, subscribers: Subscribers) -> None:
+        for w in subscribers.object_watchers:
+            self.to(w)
+
+
 @dataclass(slots=True)
-class NodeAdded:
+class NodeAdded(_NodePodEvent):
     node: Node
 
     def to(self, sink: Watcher) -> None:
         sink.on_node_add(self.node)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        node = self.node
-        for w in subscribers.watchers:
-            w.on_node_add(node)
-
 
 @dataclass(slots=True)
-class NodeUpdated:
+class NodeUpdated(_NodePodEvent):
     old: Node
     new: Node
 
     def to(self, sink: Watcher) -> None:
         sink.on_node_update(self.old, self.new)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        old, new = self.old, self.new
-        for w in subscribers.watchers:
-            w.on_node_update(old, new)
-
 
 @dataclass(slots=True)
-class NodeDeleted:
+class NodeDeleted(_NodePodEvent):
     node: Node
 
     def to(self, sink: Watcher) -> None:
         sink.on_node_delete(self.node)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        node = self.node
-        for w in subscribers.watchers:
-            w.on_node_delete(node)
-
 
 @dataclass(slots=True)
-class PodAdded:
+class PodAdded(_NodePodEvent):
     pod: Pod
 
     def to(self, sink: Watcher) -> None:
         sink.on_pod_add(self.pod)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        pod = self.pod
-        for w in subscribers.watchers:
-            w.on_pod_add(pod)
-
 
 @dataclass(slots=True)
-class PodUpdated:
+class PodUpdated(_NodePodEvent):
     old: Pod
     new: Pod
 
     def to(self, sink: Watcher) -> None:
         sink.on_pod_update(self.old, self.new)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        old, new = self.old, self.new
-        for w in subscribers.watchers:
-            w.on_pod_update(old, new)
-
 
 @dataclass(slots=True)
-class PodDeleted:
+class PodDeleted(_NodePodEvent):
     pod: Pod
 
     def to(self, sink: Watcher) -> None:
         sink.on_pod_delete(self.pod)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        pod = self.pod
-        for w in subscribers.watchers:
-            w.on_pod_delete(pod)
-
 
 @dataclass(slots=True)
-class ObjectAdded:
+class ObjectAdded(_StorageEvent):
     resource: str
     obj: StorageObject
 
     def to(self, sink: ObjectWatcher) -> None:
         sink.on_object_add(self.resource, self.obj)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        for w in subscribers.object_watchers:
-            w.on_object_add(self.resource, self.obj)
-
 
 @dataclass(slots=True)
-class ObjectUpdated:
+class ObjectUpdated(_StorageEvent):
     resource: str
     old: StorageObject
     new: StorageObject
@@ -170,29 +163,16 @@ class ObjectUpdated:
     def to(self, sink: ObjectWatcher) -> None:
         sink.on_object_update(self.resource, self.old, self.new)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        for w in subscribers.object_watchers:
-            w.on_object_update(self.resource, self.old, self.new)
-
 
 @dataclass(slots=True)
-class ObjectDeleted:
+class ObjectDeleted(_StorageEvent):
     resource: str
     obj: StorageObject
 
     def to(self, sink: ObjectWatcher) -> None:
         sink.on_object_delete(self.resource, self.obj)
 
-    def publish(self, subscribers: Subscribers) -> None:
-        for w in subscribers.object_watchers:
-            w.on_object_delete(self.resource, self.obj)
-
 
 WatchEvent = NodeAdded | NodeUpdated | NodeDeleted | PodAdded | PodUpdated | PodDeleted
 ObjectEvent = ObjectAdded | ObjectUpdated | ObjectDeleted
 Event = WatchEvent | ObjectEvent
-
-
-def deliver(event: Event, sink: EventSink) -> None:
-    """Hand one event to one sink (the method of its kind)."""
-    event.to(sink)

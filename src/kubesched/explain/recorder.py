@@ -20,6 +20,7 @@ from typing import Any, Final
 from kubesched.api.types import NANOS, Pod
 from kubesched.explain.pending import why_pending
 from kubesched.explain.preemption import why_preempted
+from kubesched.framework.events import UNSCHEDULABLE_TIMEOUT
 from kubesched.framework.ports import Clock
 from kubesched.framework.preemption import PreemptionOutcome
 from kubesched.framework.results import FitError
@@ -29,7 +30,6 @@ from kubesched.scheduler.queue.events import (
     BACKOFF_COMPLETE,
     FORCE_ACTIVATE_LABEL,
     POP_FROM_BACKOFF_Q,
-    UNSCHEDULABLE_TIMEOUT_LABEL,
 )
 from kubesched.scheduler.queue.metrics import GATED, UNSCHEDULABLE
 from kubesched.scheduler.schedule_one import ScheduleResult
@@ -47,7 +47,7 @@ KEEP_MOVES: Final = 32
 _FIRST_MOVES: Final = 4
 
 _OWN_EVENTS: Final = frozenset(
-    {BACKOFF_COMPLETE, POP_FROM_BACKOFF_Q, FORCE_ACTIVATE_LABEL, UNSCHEDULABLE_TIMEOUT_LABEL}
+    {BACKOFF_COMPLETE, POP_FROM_BACKOFF_Q, FORCE_ACTIVATE_LABEL, UNSCHEDULABLE_TIMEOUT.label()}
 )
 """Moves no queueing hint decides (the pod's ``queued_by`` is then stale)."""
 

@@ -11,7 +11,7 @@ returning itself.
 
 from __future__ import annotations
 
-from typing import Protocol, TypeVar, cast
+from typing import Protocol, cast
 
 
 class StateData(Protocol):
@@ -21,9 +21,6 @@ class StateData(Protocol):
         """The value a cloned CycleState holds: a copy if this one may change
         after it is written, else this very value."""
         ...
-
-
-T = TypeVar("T")
 
 
 class CycleState:
@@ -43,12 +40,6 @@ class CycleState:
     def read(self, key: str) -> object:
         """The value, or raise KeyError (upstream ErrNotFound)."""
         return self._data[key]
-
-    def read_as(self, key: str, kind: type[T]) -> T:
-        value = self._data[key]
-        if not isinstance(value, kind):
-            raise TypeError(f"{key!r} holds {type(value).__name__}, not {kind.__name__}")
-        return value
 
     def get(self, key: str) -> object | None:
         return self._data.get(key)

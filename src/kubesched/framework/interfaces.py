@@ -70,10 +70,6 @@ class Verdicts:
     statuses: Sequence[Status]
 
     @staticmethod
-    def from_mask(fail: npt.NDArray[np.bool_], status: Status) -> Verdicts:
-        return Verdicts(np.where(fail, 0, -1).astype(np.int32), (status,))
-
-    @staticmethod
     def all_pass(n: int) -> Verdicts:
         """Every row passes (the index is a shared read-only array)."""
         return Verdicts(pass_index(n), ())
@@ -372,10 +368,6 @@ class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
-class PluginFactory(Protocol):
-    def __call__(self, args: object, handle: Handle) -> Plugin: ...
-
-
 @runtime_checkable
 class WhatIfFilterPlugin(FilterPlugin, Protocol):
     """A filter that can answer "would the pod pass if these nodes carried these
@@ -447,12 +439,6 @@ class SpecDeterminedFilterPlugin(FilterPlugin, Protocol):
         """The declaration (plugins set the class attribute
         ``spec_determined_filter = True``)."""
         ...
-
-
-def is_static_filter(plugin: object) -> bool:
-    """Does ``plugin`` declare ``StaticFilterPlugin``? (``isinstance`` on a
-    runtime-checkable Protocol costs microseconds: resolve once, not per call.)"""
-    return isinstance(plugin, StaticFilterPlugin) and plugin.static_filter
 
 
 def is_spec_determined_filter(plugin: object) -> bool:

@@ -84,13 +84,6 @@ class LabelColumn:
     def has(self) -> BoolArray:
         return self.codes >= 0
 
-    def equals(self, value: str) -> BoolArray:
-        code = self.index.get(value)
-        if code is None:
-            return np.zeros(len(self.codes), dtype=np.bool_)
-        out: BoolArray = self.codes == code
-        return out
-
     def isin(self, values: Iterable[str]) -> BoolArray:
         codes = [self.index[v] for v in values if v in self.index]
         if not codes:
@@ -256,19 +249,10 @@ class NodeTable:
         key = (self._req_token, len(self.resources))
         vec: IntArray | None = memo.get(key)  # type: ignore[assignment]
         if vec is None:
-            r = pi.request
-            for name in r.scalar:
-                self.resource_col(name)
-            key = (self._req_token, len(self.resources))
-            vec = np.zeros(len(self.resources), dtype=np.int64)
-            vec[COL_CPU] = r.milli_cpu
-            vec[COL_MEMORY] = r.memory
-            vec[COL_EPHEMERAL] = r.ephemeral_storage
+            vec = self._resource_row(pi.request)
             vec[COL_PODS] = 1
-            for name, q in r.scalar.items():
-                vec[self.res_index[name]] = q
             vec.setflags(write=False)
-            memo[key] = vec
+            memo[(self._req_token, len(self.resources))] = vec
         return vec
 
     def _resource_row(self, r: Resource) -> IntArray:
@@ -294,14 +278,12 @@ class NodeTable:
         self.infos[row] = info
         self.row_of[node.name] = row
         self.alive[row] = True
-        self.requested[row] = 0
-        self.non_zero[row] = 0
+        self._pod_state[row] = 0
         self.affinity_pods -= self._affinity_rows.pop(row, 0)
         self._set_node_fields(row, node, info)
         for pi in info.pods:
             self.add_pod(row, pi)
-        zone = zone_key(node.labels)
-        self._zone_of[row] = zone
+        self._zone_of[row] = zone = zone_key(node.labels)
         self._zones.setdefault(zone, []).append(row)
         self._node_changed()
         self._row_changed(row)
@@ -329,9 +311,7 @@ class NodeTable:
         self.infos[row] = None
         self.alive[row] = False
         self.allocatable[row] = 0
-        self.requested[row] = 0
-        self.free[row] = 0
-        self.non_zero[row] = 0
+        self._pod_state[row] = 0
         self.unschedulable[row] = False
         self.taint_set[row] = 0
         self.has_ports[row] = False
@@ -498,9 +478,6 @@ class NodeTable:
             col = LabelColumn(codes, values)
             self._labels[key] = col
         return col
-
-    def rows_named(self, names: Iterable[str]) -> IntArray:
-        return np.array([self.row_of[n] for n in names if n in self.row_of], dtype=np.int64)
 
 
 def _grow1(a: _A, n: int) -> _A:

@@ -40,13 +40,12 @@ from typing import Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import FilterPlugin, Verdicts, pass_index
 from kubesched.framework.nodetable import COL_PODS, BoolArray, IntArray, NodeTable
 from kubesched.framework.row_answers import RowAnswers, RowEntry
 from kubesched.framework.status import SUCCESS, Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, Resource
+from kubesched.framework.types import NodeInfo, PodInfo
 
 REASON_TOO_MANY_PODS: Final = "Too many pods"
 POD_BIT: Final = 1
@@ -114,24 +113,14 @@ def status_for_mask(plan: ResourcePlan, mask: int) -> Status:
     return Status(code, *reasons)
 
 
-def _amount(r: Resource, name: str) -> int:
-    if name == CPU:
-        return r.milli_cpu
-    if name == MEMORY:
-        return r.memory
-    if name == EPHEMERAL_STORAGE:
-        return r.ephemeral_storage
-    return r.scalar.get(name, 0)
-
-
 def node_mask(plan: ResourcePlan, node: NodeInfo) -> int:
     """The failure mask of ``node`` (Python ints, any amount)."""
     mask = POD_BIT if len(node.pods) + 1 > node.allocatable.allowed_pod_number else 0
     alloc, used = node.allocatable, node.requested
     unresolvable = False
     for i, check in enumerate(plan.checks):
-        a = _amount(alloc, check.resource)
-        if check.need > a - _amount(used, check.resource):
+        a = alloc.get(check.resource)
+        if check.need > a - used.get(check.resource):
             mask |= 1 << (2 + i)
             unresolvable = unresolvable or check.need > a
     return mask | UNRESOLVABLE_BIT if unresolvable else mask

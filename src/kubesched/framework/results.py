@@ -3,7 +3,7 @@ PreFilterResult, PostFilterResult / NominatingInfo, NodeScore."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
@@ -70,16 +70,16 @@ class NodeToStatus:
         """Each distinct Status object of the explicit entries with how many nodes
         carry it (what ``reason_histogram`` needs, without a per-node walk when
         the statuses are kept as arrays)."""
-        objs: dict[int, Status] = {}
-        counts: dict[int, int] = {}
-        for s in self.explicit.values():
-            k = id(s)
-            if k in counts:
-                counts[k] += 1
-            else:
-                objs[k] = s
-                counts[k] = 1
-        return [(objs[k], c) for k, c in counts.items()]
+        return _count_by_identity((s, 1) for s in self.explicit.values())
+
+
+def _count_by_identity(pairs: Iterable[tuple[Status, int]]) -> list[tuple[Status, int]]:
+    """(status, count) pairs summed per Status object, in first-seen order."""
+    counts: dict[int, tuple[Status, int]] = {}
+    for s, c in pairs:
+        got = counts.get(id(s))
+        counts[id(s)] = (s, c if got is None else got[1] + c)
+    return list(counts.values())
 
 
 _EXPLICIT = NodeToStatus.__dict__["explicit"]
@@ -153,20 +153,14 @@ class LazyNodeToStatus(NodeToStatus):
     def status_counts(self) -> list[tuple[Status, int]]:
         if not self._pending or _EXPLICIT.__get__(self):
             return super().status_counts()
-        objs: dict[int, Status] = {}
-        counts: dict[int, int] = {}
-        for _, _, index, statuses in self._pending:
-            per = np.bincount(index, minlength=len(statuses)).tolist()
-            for s, c in zip(statuses, per, strict=True):
-                if not c:
-                    continue
-                k = id(s)
-                if k in counts:
-                    counts[k] += c
-                else:
-                    objs[k] = s
-                    counts[k] = c
-        return [(objs[k], c) for k, c in counts.items()]
+        return _count_by_identity(
+            (s, c)
+            for _, _, index, statuses in self._pending
+            for s, c in zip(
+                statuses, np.bincount(index, minlength=len(statuses)).tolist(), strict=True
+            )
+            if c
+        )
 
     def rows_for_status_code(self, table: NodeTable, code: Code) -> IntArray:
         """As ``NodeToStatus.rows_for_status_code``; the array may be the table's

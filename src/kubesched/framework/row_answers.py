@@ -91,7 +91,17 @@ class RowAnswers(Generic[E]):
     changes; an entry is brought up to date for at most ``capacity //
     too_many`` changed rows (0: any number)."""
 
-    __slots__ = ("_entries", "_keys", "_lru", "_nodes", "_seen", "_table", "_too_many", "name")
+    __slots__ = (
+        "_entries",
+        "_keys",
+        "_last",
+        "_lru",
+        "_nodes",
+        "_seen",
+        "_table",
+        "_too_many",
+        "name",
+    )
 
     def __init__(
         self,
@@ -111,6 +121,9 @@ class RowAnswers(Generic[E]):
         self._table: NodeTable | None = None
         self._seen: dict[Hashable, int] = {}
         """Signatures met without an entry -> the table's ``change_seq`` then."""
+        self._last: object = _NOTHING
+        """The key object last moved to the end of ``_entries`` (a lookup of that
+        same object, the usual case, needs no reordering: hashing once)."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -131,8 +144,9 @@ class RowAnswers(Generic[E]):
         if e is None:
             self.count(table, NEW_KEY)
             return None, _NOTHING
-        if self._lru:
+        if self._lru and key is not self._last:
             entries[key] = entries.pop(key)
+            self._last = key
         seq = table.change_seq
         if e._layout != table.layout_generation:
             reason = LAYOUT
@@ -162,6 +176,7 @@ class RowAnswers(Generic[E]):
                 return e, changed
         assert reason is not None
         del entries[key]
+        self._last = _NOTHING
         self.count(table, reason)
         return None, _NOTHING
 
@@ -180,6 +195,7 @@ class RowAnswers(Generic[E]):
         entries = self._entries
         entries.pop(key, None)
         entries[key] = entry
+        self._last = key
         if len(entries) > self._keys:
             del entries[next(iter(entries))]
             self.count(table, EVICTED)
@@ -209,4 +225,5 @@ class RowAnswers(Generic[E]):
             self.count(table, LAYOUT)
         self._entries.clear()
         self._seen.clear()
+        self._last = _NOTHING
         self._table = table

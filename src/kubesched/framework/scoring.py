@@ -8,7 +8,7 @@ from typing import Final
 
 import numpy as np
 
-from kubesched.api.goformat import go_div, go_div_vec
+from kubesched.api.goformat import go_div
 from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.results import MAX_NODE_SCORE, NodeScore
 from kubesched.framework.row_answers import RowAnswers, RowEntry
@@ -29,21 +29,6 @@ def default_normalize_score(
     for s in scores:
         v = go_div(max_priority * s.score, max_count)
         s.score = max_priority - v if reverse else v
-
-
-def default_normalize_vector(
-    scores: IntArray, reverse: bool, max_priority: int = MAX_NODE_SCORE
-) -> IntArray:
-    """Vector form of :func:`default_normalize_score`."""
-    if len(scores) == 0:
-        return scores
-    max_count = max(int(scores.max()), 0)
-    if max_count == 0:
-        if reverse:
-            return np.full(len(scores), max_priority, dtype=np.int64)
-        return scores
-    scaled = go_div_vec(max_priority * scores, max_count)
-    return max_priority - scaled if reverse else scaled
 
 
 class _Scores(RowEntry):

@@ -1,17 +1,8 @@
-"""Building a NodeTable (the cycle's snapshot) from nodes and pods in one go.
-
-The scheduler cache keeps its table current incrementally; this one-shot
-builder serves tests and is the reference the incremental cache is checked
-against.
-"""
+"""Image names as the node table keys them (the scheduler cache's image states)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from kubesched.api.types import Node, Pod
-from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kubesched.api.types import Node
 
 DEFAULT_IMAGE_TAG = "latest"
 
@@ -30,27 +21,3 @@ def node_image_sizes(node: Node) -> dict[str, int]:
         for name in image.names:
             out[normalized_image_name(name)] = image.size_bytes
     return out
-
-
-def build_table(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> NodeTable:
-    """A table with these nodes (in this order) and the pods bound to them
-    (pods whose ``node_name`` is not among the nodes are ignored)."""
-    nodes = list(nodes)
-    infos = {n.name: NodeInfo(n) for n in nodes}
-    counts: dict[str, int] = {}
-    sizes = {n.name: node_image_sizes(n) for n in nodes}
-    for s in sizes.values():
-        for image in s:
-            counts[image] = counts.get(image, 0) + 1
-    for name, info in infos.items():
-        info.image_states = {
-            image: ImageStateSummary(size, counts[image]) for image, size in sizes[name].items()
-        }
-    for p in pods:
-        holder = infos.get(p.node_name)
-        if holder is not None:
-            holder.add_pod(PodInfo(p))
-    table = NodeTable(max(64, len(nodes)))
-    for n in nodes:
-        table.add_node(infos[n.name])
-    return table

@@ -29,18 +29,8 @@ class Code(IntEnum):
 
     @property
     def upstream_name(self) -> str:
-        return _CODE_NAMES[self]
-
-
-_CODE_NAMES: Final = {
-    Code.SUCCESS: "Success",
-    Code.ERROR: "Error",
-    Code.UNSCHEDULABLE: "Unschedulable",
-    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
-    Code.WAIT: "Wait",
-    Code.SKIP: "Skip",
-    Code.PENDING: "Pending",
-}
+        """Upstream's spelling (``UnschedulableAndUnresolvable``)."""
+        return "".join(w.capitalize() for w in self.name.split("_"))
 
 
 class Status:

@@ -162,11 +162,7 @@ class HostPortInfo:
         pp = (protocol, port)
         if ip == DEFAULT_BIND_ALL_HOST_IP:
             return any(pp in ports for ports in self._by_ip.values())
-        for key in (DEFAULT_BIND_ALL_HOST_IP, ip):
-            ports = self._by_ip.get(key)
-            if ports is not None and pp in ports:
-                return True
-        return False
+        return any(pp in self._by_ip.get(k, ()) for k in (DEFAULT_BIND_ALL_HOST_IP, ip))
 
     def __len__(self) -> int:
         return sum(len(p) for p in self._by_ip.values())
@@ -340,23 +336,12 @@ class NodeInfo:
         self.generation = NodeInfo._bump()
 
     def add_pod(self, pi: PodInfo) -> None:
-        self.pods.append(pi)
-        if pi.facts.has_affinity:
-            self.pods_with_affinity.append(pi)
-        if pi.facts.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(pi)
+        self._append(pi)
         self._update(pi, 1)
 
     def remove_pod(self, pod: Pod) -> PodInfo:
         """Remove by UID (the last pod takes the freed slot); KeyError if absent."""
-        uid = pod.uid
-        removed = _swap_remove(self.pods, uid)
-        if removed is None:
-            raise KeyError(f"no corresponding pod {pod.name} in pods of node {self.name}")
-        if removed.facts.has_affinity:
-            _swap_remove(self.pods_with_affinity, uid)
-        if removed.facts.has_required_anti_affinity:
-            _swap_remove(self.pods_with_required_anti_affinity, uid)
+        removed = self._take(pod)
         self._update(removed, -1)
         return removed
 
@@ -365,26 +350,31 @@ class NodeInfo:
         ``pods``, as upstream's remove-then-add update); the summed requests and
         ports are not touched when both pods share one spec. Returns the removed
         PodInfo; KeyError if ``old`` is absent."""
-        uid = old.uid
-        removed = _swap_remove(self.pods, uid)
-        if removed is None:
-            raise KeyError(f"no corresponding pod {old.name} in pods of node {self.name}")
-        rf = removed.facts
-        nf = new.facts
-        if rf.has_affinity:
-            _swap_remove(self.pods_with_affinity, uid)
-        if rf.has_required_anti_affinity:
-            _swap_remove(self.pods_with_required_anti_affinity, uid)
-        self.pods.append(new)
-        if nf.has_affinity:
-            self.pods_with_affinity.append(new)
-        if nf.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(new)
-        if rf is nf:
+        removed = self._take(old)
+        self._append(new)
+        if removed.facts is new.facts:
             self.generation = NodeInfo._bump()
         else:
             self._update(removed, -1)
             self._update(new, 1)
+        return removed
+
+    def _append(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.facts.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.facts.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+
+    def _take(self, pod: Pod) -> PodInfo:
+        uid = pod.uid
+        removed = _swap_remove(self.pods, uid)
+        if removed is None:
+            raise KeyError(f"no corresponding pod {pod.name} in pods of node {self.name}")
+        if removed.facts.has_affinity:
+            _swap_remove(self.pods_with_affinity, uid)
+        if removed.facts.has_required_anti_affinity:
+            _swap_remove(self.pods_with_required_anti_affinity, uid)
         return removed
 
     def _update(self, pi: PodInfo, sign: int) -> None:

@@ -199,11 +199,6 @@ class DynamicResources:
         """Success: no claim to reserve for the pod."""
         return SUCCESS if _has_state(state) else _NO_STATE
 
-    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """Skip: PreBind has nothing to do (upstream PreBindPreFlight). kubesched's
-        runtime does not call PreBindPreFlight yet."""
-        return SKIP if _has_state(state) else _NO_STATE
-
 
 # --------------------------------------------------------------------------- hints
 

@@ -51,8 +51,6 @@ NAME: Final = "TaintToleration"
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
 """Filter reason (v1.35+); code UnschedulableAndUnresolvable."""
-ERR_REASON_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
-"""Upstream's exported ErrReasonNotMatch (used by the kubelet, not by Filter)."""
 
 _UNTOLERATED: Final = unresolvable(ERR_REASON_UNTOLERATED)
 _MEMO_PRE_SCORE: Final = object()

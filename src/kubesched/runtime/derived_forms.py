@@ -85,24 +85,24 @@ class FilterForms:
     costs microseconds, a field read nanoseconds."""
 
     name: str
-    vector: VectorFn | None
+    vector: VectorFn | None = None
     """``VectorFilterPlugin.filter_vector``, or the derived verdicts."""
-    rows: RowsFn | None
+    rows: RowsFn | None = None
     """``RowFilterPlugin.filter_rows``."""
-    static_vector: VectorFn | None
+    static_vector: VectorFn | None = None
     """``filter_vector`` of a ``StaticFilterPlugin``, or the derived verdicts of a
     ``DerivedFilterPlugin`` (static for a pod only when ``static_for`` its
     ``reads``); None: not static."""
-    reads: ReadsFn | None
+    reads: ReadsFn | None = None
     """``DerivedFilterPlugin.filter_reads``."""
-    spec_determined: bool
+    spec_determined: bool = False
     """``SpecDeterminedFilterPlugin``, or a derived filter (for the pods it is
     static for)."""
-    what_if: WhatIfFn | None
+    what_if: WhatIfFn | None = None
     """``WhatIfFilterPlugin.filter_what_if``."""
-    passes: PassesFn | None
+    passes: PassesFn | None = None
     """``WhatIfPassesFilterPlugin.passes_what_if``."""
-    row: RowFn | None
+    row: RowFn | None = None
     """``WhatIfRowFilterPlugin.filter_what_if_row``."""
 
     @staticmethod
@@ -111,15 +111,7 @@ class FilterForms:
             d = (derived or DerivedAnswers()).of(p.name)
             vector: VectorFn | None = functools.partial(d.filter, p)
             return FilterForms(
-                name=p.name,
-                vector=vector,
-                rows=None,
-                static_vector=vector,
-                reads=p.filter_reads,
-                spec_determined=True,
-                what_if=None,
-                passes=None,
-                row=None,
+                p.name, vector, static_vector=vector, reads=p.filter_reads, spec_determined=True
             )
         return FilterForms(
             name=p.name,
@@ -128,7 +120,6 @@ class FilterForms:
             static_vector=(
                 p.filter_vector if isinstance(p, StaticFilterPlugin) and p.static_filter else None
             ),
-            reads=None,
             spec_determined=is_spec_determined_filter(p),
             what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
             passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,

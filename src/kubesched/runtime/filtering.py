@@ -7,18 +7,17 @@ The Filter runners of the ``Framework`` (``runtime/framework.py``):
   ``run_filter_plugins_with_nominated_pods`` (its two passes with the
   nominated pods of >= priority added, then without), with the PreFilter
   extensions' AddPod / RemovePod runners they and preemption use;
-- ``filter_vector`` / ``filter_rows``: every active filter over all (or some)
-  table rows at once, without nominated pods, as (index, statuses) arrays;
-  None when some active filter has no vectorised form for the pod (the caller
-  then takes the per-node path).
+- ``filter_rows``: every active filter over some table rows at once,
+  without nominated pods, as (index, statuses) arrays; None when some active
+  filter has no vectorised form for the pod (the caller then takes the
+  per-node path).
 - the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
   ``run_filter_what_if_row``): the filters over some rows *as if* their summed
   requests were given ones — preemption's dry run and the nominated-pods
   check ask them. Static filters (verdicts independent of a node's pods:
   declared, or derived ones whose ``Reads`` for the pod say so) are
-  read from their vectorised form, kept in the CycleState for the cycle and,
-  when the cycle is spec-determined, across cycles; the others answer the
-  what-if themselves.
+  read from their vectorised form, kept in the CycleState for the cycle; the
+  others answer the what-if themselves.
 
 Statuses are stamped with the plugin that returned them; a non-rejection
 becomes an Error naming the plugin. ``per_node`` turns the vectorised and
@@ -27,7 +26,6 @@ what-if paths off (None / unsupported).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Final, Protocol
 
@@ -43,7 +41,6 @@ from kubesched.framework.interfaces import (
     pass_index,
 )
 from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
-from kubesched.framework.row_answers import PodSignature, RowAnswers, RowEntry
 from kubesched.framework.status import SUCCESS, Code, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import (
@@ -72,26 +69,18 @@ Step = tuple[FilterForms, Verdicts | None]
 table, or another (None) that answers each what-if itself."""
 
 
-class _SpecSteps(RowEntry):
-    __slots__ = ("steps",)
-
-    def __init__(self, steps: list[Step] | None) -> None:
-        self.steps = steps
-
-
 class _CycleSteps:
     """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
     CycleState: it holds while the table, its node generation, the skipped
     plugins and the pod are the same (static filters answer from nothing else).
-    ``static_pass``: the static steps' combined pass mask over the table, once
-    asked for."""
+    ``static_pass``: the static steps' combined pass mask over the table (None:
+    every node passes them)."""
 
     __slots__ = (
         "derived_static",
         "generation",
         "pod",
         "skip",
-        "static_known",
         "static_pass",
         "steps",
         "steps_known",
@@ -107,7 +96,6 @@ class _CycleSteps:
         self.steps_known = False
         self.derived_static: bool | None = None
         """Every active derived filter is static for the pod (``static_for``)."""
-        self.static_known = False
         self.static_pass: BoolArray | None = None
 
     def clone(self) -> _CycleSteps:
@@ -146,11 +134,13 @@ class Filtering:
         # (plugin, status) -> the status stamped with the plugin: plugins return the
         # same few statuses every cycle, so stamping allocates nothing.
         self._stamped: dict[tuple[str, Status], Status] = {}
-        self._spec_steps: RowAnswers[_SpecSteps] = RowAnswers("filter_steps", 8, nodes=True)
-        """``_cycle_steps``'s steps across cycles when they are spec-determined, by
-        signature (the extra: the pod's spec.nodeName, which NodeName reads; it is
-        not in the facts); they read no pods, so changed rows leave them valid."""
         self._skip_answers_memo: dict[frozenset[str], tuple[bool, bool]] = {}
+        blockers = {p.name for p in pre_filter_plugins if p.pre_filter_extensions() is not None}
+        blockers.update(
+            f.name for f in self._forms if f.static_vector is None and f.what_if is None
+        )
+        self._what_if_blockers = frozenset(blockers)
+        """Plugins whose being active rules the what-if path out."""
         self.per_node = False
         """Take no vectorised or what-if path (``Framework.per_node``)."""
 
@@ -175,10 +165,7 @@ class Filtering:
             ext = p.pre_filter_extensions()
             if ext is None:
                 continue
-            if add:
-                s = ext.add_pod(state, pod, other, node)
-            else:
-                s = ext.remove_pod(state, pod, other, node)
+            s = (ext.add_pod if add else ext.remove_pod)(state, pod, other, node)
             if not s.is_success():
                 what = "AddPod" if add else "RemovePod"
                 return error(f'running {what} on PreFilter plugin "{p.name}": {s.message()}')
@@ -213,23 +200,20 @@ class Filtering:
     ) -> Status:
         """Two passes as upstream: with the nominated pods of >= priority added, then
         (only if some were added and pass 1 succeeded) without them."""
-        status = SUCCESS
-        pods_added = False
-        for i in range(2):
-            state_to_use = state
-            node_to_use = node
-            if i == 0:
-                pods_added, state_to_use, node_to_use, s = self._add_ge_nominated_pods(
-                    state, pod, node
-                )
-                if not s.is_success():
-                    return s
-            elif not pods_added or not status.is_success():
-                break
-            status = self.run_filter_plugins(state_to_use, pod, node_to_use)
-            if not status.is_success() and not status.is_rejected():
-                return status
-        return status
+        noms = self.nominated_ge(pod, node.name)
+        if not noms:
+            return self.run_filter_plugins(state, pod, node)
+        node_with = node.clone()
+        state_with = state.clone()
+        for n in noms:
+            node_with.add_pod(n)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, n, node_with)
+            if not s.is_success():
+                return s
+        status = self.run_filter_plugins(state_with, pod, node_with)
+        if not status.is_success():
+            return status
+        return self.run_filter_plugins(state, pod, node)
 
     def nominated_ge(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
         """Pods nominated to this node with priority >= the pod's (not the pod itself)."""
@@ -240,44 +224,6 @@ class Filtering:
         uid = pod.pod.uid
         return [n for n in noms if n.pod.priority >= prio and n.pod.uid != uid]
 
-    def _add_ge_nominated_pods(
-        self, state: CycleState, pod: PodInfo, node: NodeInfo
-    ) -> tuple[bool, CycleState, NodeInfo, Status]:
-        noms = self.nominated_ge(pod, node.name)
-        if not noms:
-            return False, state, node, SUCCESS
-        node_out = node.clone()
-        state_out = state.clone()
-        for n in noms:
-            node_out.add_pod(n)
-            s = self.run_pre_filter_extension_add_pod(state_out, pod, n, node_out)
-            if not s.is_success():
-                return False, state, node, s
-        return True, state_out, node_out, SUCCESS
-
-    def filter_vector(
-        self, state: CycleState, pod: PodInfo
-    ) -> tuple[np.ndarray, list[Status]] | None:
-        """All filter plugins over all table rows, without nominated pods:
-        (index per row, -1 = pass; statuses). None if some plugin cannot vectorise."""
-        forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
-        if forms is None:
-            return None
-        table = self._services.table
-        result = np.full(table.capacity, -1, dtype=np.int32)
-        statuses: list[Status] = []
-        for name, vector, _ in forms:
-            v = vector(state, pod, table)
-            if v is None:
-                return None
-            if not v.statuses:
-                continue
-            fail = (result < 0) & (v.index >= 0)
-            if fail.any():
-                result[fail] = v.index[fail] + len(statuses)
-            statuses.extend(self._stamp(name, v.statuses))
-        return result, statuses
-
     def filter_rows(
         self,
         state: CycleState,
@@ -285,7 +231,7 @@ class Filtering:
         rows: IntArray,
         memo: dict[str, Verdicts],
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
-        """``filter_vector`` for some rows only, without nominated pods: (index
+        """Every active filter over some table rows, without nominated pods: (index
         aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
         for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
         with ``filter_rows`` evaluate just those rows, the others' whole-table
@@ -413,14 +359,6 @@ class Filtering:
             got = self._skip_answers_memo[skip] = (supported, determined)
         return got
 
-    @functools.cached_property
-    def _what_if_blockers(self) -> frozenset[str]:
-        """Plugins whose being active rules the what-if path out (decided once:
-        isinstance on Protocols is slow)."""
-        out = {p.name for p in self.pre_filter_plugins if p.pre_filter_extensions() is not None}
-        out.update(f.name for f in self._forms if f.static_vector is None and f.what_if is None)
-        return frozenset(out)
-
     def run_filter_what_if_passes(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> npt.NDArray[np.bool_] | None:
@@ -435,17 +373,7 @@ class Filtering:
         steps = memo.steps
         if steps is None:
             return None
-        static: BoolArray | None
-        if memo.static_known:
-            static = memo.static_pass
-        else:
-            static = None
-            for _, v in steps:
-                if v is not None:
-                    m = v.index < 0
-                    static = m if static is None else static & m
-            memo.static_pass = static
-            memo.static_known = True
+        static = memo.static_pass
         ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
         for f, v in steps:
             if v is not None:
@@ -541,26 +469,14 @@ class Filtering:
         """The active filters the what-if runners must consult, in order: the
         static ones that fail some node (with their verdicts over the table) and
         the others (None: asked each time); ``steps`` is None if a static filter
-        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)
-        and, when the cycle is spec-determined, across cycles for the pods of one
-        spec while no node changed."""
+        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)."""
         memo = self._memo(state, pod)
         if memo.steps_known:
             return memo
         memo.steps_known = True
         table = memo.table
         skip = state.skip_filter_plugins
-        spec_key = None
-        if self.what_if_spec_determined(state, pod):
-            # Static filters then answer from the spec and the nodes alone: the
-            # steps of an earlier pod of this spec hold while no node changed.
-            spec_key = PodSignature(None, pod.facts, skip, 0, pod.pod.node_name)
-            kept, _ = self._spec_steps.lookup(spec_key, table)
-            if kept is not None:
-                memo.steps = kept.steps
-                return memo
         steps: list[Step] = []
-        answer: list[Step] | None = steps
         for f in self._forms:
             if f.name in skip:
                 continue
@@ -568,18 +484,16 @@ class Filtering:
             if vector is None:
                 steps.append((f, None))
                 continue
-            if f.reads is not None and not static_for(f.reads(state, pod)):
-                answer = None  # a derived filter the pod's reads make non-static
-                break
-            v = vector(state, pod, table)
+            # None: no vector form, or a derived filter the pod's reads make non-static.
+            reads = f.reads
+            v = None if reads and not static_for(reads(state, pod)) else vector(state, pod, table)
             if v is None:
-                answer = None
-                break
+                return memo
             if v.statuses:
                 steps.append((f, v))
-        memo.steps = answer
-        if spec_key is not None:
-            self._spec_steps.put(spec_key, table, _SpecSteps(answer))
+                ok = v.index < 0
+                memo.static_pass = ok if memo.static_pass is None else memo.static_pass & ok
+        memo.steps = steps
         return memo
 
     def _memo(self, state: CycleState, pod: PodInfo) -> _CycleSteps:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar, cast
 
 from kubesched.api.errors import InputError
 from kubesched.api.goformat import go_list
@@ -87,6 +87,7 @@ from kubesched.runtime.scoring import ScoreError, Scoring
 __all__ = ["Framework", "PluginFactory", "ScoreError", "Services"]
 
 PluginFactory = Callable[[PluginArgs | None, "Framework"], Plugin]
+P = TypeVar("P")
 
 
 @dataclass(slots=True)
@@ -115,6 +116,17 @@ class Framework:
     ) -> None:
         self.profile = profile
         self.services = services
+        self.scheduler_name = profile.scheduler_name
+        # The Handle's services, as plain attributes (fixed for the framework's life).
+        self.table: NodeTable = services.table
+        self.nominator: Nominator = services.nominator
+        self.clock: Clock = services.clock
+        self.rng: random.Random = services.rng
+        self.reader: ClusterReader = services.reader
+        self.writer: ClusterWriter = services.writer
+        self.recorder: EventRecorder = services.recorder
+        self.metrics: MetricsRecorder = services.metrics
+        self.activate: Callable[[Sequence[Pod]], None] = services.activate
         self._instances: dict[str, Plugin] = {}
 
         def get(name: str) -> Plugin:
@@ -127,36 +139,35 @@ class Framework:
                 self._instances[name] = inst
             return inst
 
-        def point(name: str) -> list[Plugin]:
-            plugins = [get(ref.name) for ref in profile.enabled(name)]
-            kind = _POINT_PROTOCOLS[name]
-            for ref, p in zip(profile.enabled(name), plugins, strict=True):
-                if not isinstance(p, kind):
+        def point(name: str, kind: Callable[..., P]) -> list[P]:
+            """The plugins enabled at ``name``; each must implement ``kind``."""
+            plugins: list[P] = []
+            cls = cast(type, kind)  # a Protocol class (mypy: not a concrete type[P])
+            for ref in profile.enabled(name):
+                p = get(ref.name)
+                if not isinstance(p, cls):
                     raise InputError(
-                        f'plugin "{ref.name}" does not extend {kind.__name__} plugin',
+                        f'plugin "{ref.name}" does not extend {cls.__name__} plugin',
                         obj="KubeSchedulerConfiguration",
                         field=f"profiles[{profile.scheduler_name}].plugins.{name}",
                     )
+                plugins.append(cast(P, p))
             return plugins
 
-        self.pre_enqueue_plugins = [
-            p for p in point(PRE_ENQUEUE) if isinstance(p, PreEnqueuePlugin)
-        ]
-        qs = [p for p in point(QUEUE_SORT) if isinstance(p, QueueSortPlugin)]
+        self.pre_enqueue_plugins = point(PRE_ENQUEUE, PreEnqueuePlugin)
+        qs = point(QUEUE_SORT, QueueSortPlugin)
         self.queue_sort: QueueSortPlugin | None = qs[0] if qs else None
-        self.pre_filter_plugins = [p for p in point(PRE_FILTER) if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins = [p for p in point(FILTER) if isinstance(p, FilterPlugin)]
-        self.post_filter_plugins = [
-            p for p in point(POST_FILTER) if isinstance(p, PostFilterPlugin)
-        ]
-        self.pre_score_plugins = [p for p in point(PRE_SCORE) if isinstance(p, PreScorePlugin)]
-        self.score_plugins = [p for p in point(SCORE) if isinstance(p, ScorePlugin)]
+        self.pre_filter_plugins = point(PRE_FILTER, PreFilterPlugin)
+        self.filter_plugins = point(FILTER, FilterPlugin)
+        self.post_filter_plugins = point(POST_FILTER, PostFilterPlugin)
+        self.pre_score_plugins = point(PRE_SCORE, PreScorePlugin)
+        self.score_plugins = point(SCORE, ScorePlugin)
         self.score_weights = {ref.name: ref.weight or 1 for ref in profile.enabled(SCORE)}
-        self.reserve_plugins = [p for p in point(RESERVE) if isinstance(p, ReservePlugin)]
-        self.permit_plugins = [p for p in point(PERMIT) if isinstance(p, PermitPlugin)]
-        self.pre_bind_plugins = [p for p in point(PRE_BIND) if isinstance(p, PreBindPlugin)]
-        self.bind_plugins = [p for p in point(BIND) if isinstance(p, BindPlugin)]
-        self.post_bind_plugins = [p for p in point(POST_BIND) if isinstance(p, PostBindPlugin)]
+        self.reserve_plugins = point(RESERVE, ReservePlugin)
+        self.permit_plugins = point(PERMIT, PermitPlugin)
+        self.pre_bind_plugins = point(PRE_BIND, PreBindPlugin)
+        self.bind_plugins = point(BIND, BindPlugin)
+        self.post_bind_plugins = point(POST_BIND, PostBindPlugin)
         self._skip_sets: dict[frozenset[str], frozenset[str]] = {}
         # The Filter and Score points' runners (runtime.filtering, runtime.scoring),
         # bound as attributes: callers reach them without a wrapper call.
@@ -166,11 +177,9 @@ class Framework:
         )
         self.run_pre_filter_extension_add_pod = fl.run_pre_filter_extension_add_pod
         self.run_pre_filter_extension_remove_pod = fl.run_pre_filter_extension_remove_pod
-        self.active_filters = fl.active_filters
         self.run_filter_plugins = fl.run_filter_plugins
         self.run_filter_plugins_with_nominated_pods = fl.run_filter_plugins_with_nominated_pods
         self.nominated_ge = fl.nominated_ge
-        self.filter_vector = fl.filter_vector
         self.filter_rows = fl.filter_rows
         self.what_if_supported = fl.what_if_supported
         self.what_if_spec_determined = fl.what_if_spec_determined
@@ -183,7 +192,6 @@ class Framework:
         )
         self.run_pre_score_plugins = sc.run_pre_score_plugins
         self.run_score_plugins = sc.run_score_plugins
-        self.score_nodes = sc.score_nodes
         self.score_parts = sc.score_parts
 
     @property
@@ -198,47 +206,8 @@ class Framework:
         self._scoring.per_node = on
 
     # ------------------------------------------------------------------ Handle
-    @property
-    def scheduler_name(self) -> str:
-        return self.profile.scheduler_name
-
-    @property
-    def table(self) -> NodeTable:
-        return self.services.table
-
-    @property
-    def nominator(self) -> Nominator:
-        return self.services.nominator
-
-    @property
-    def clock(self) -> Clock:
-        return self.services.clock
-
-    @property
-    def rng(self) -> random.Random:
-        return self.services.rng
-
-    @property
-    def reader(self) -> ClusterReader:
-        return self.services.reader
-
-    @property
-    def writer(self) -> ClusterWriter:
-        return self.services.writer
-
-    @property
-    def recorder(self) -> EventRecorder:
-        return self.services.recorder
-
-    @property
-    def metrics(self) -> MetricsRecorder:
-        return self.services.metrics
-
-    def activate(self, pods: Sequence[Pod]) -> None:
-        self.services.activate(pods)
-
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
-        return self.services.reader.pdbs()
+        return self.reader.pdbs()
 
     def plugins(self) -> list[Plugin]:
         """Every instantiated plugin of this profile (each once)."""
@@ -261,13 +230,7 @@ class Framework:
         for p in self.pre_enqueue_plugins:
             s = p.pre_enqueue(pod)
             if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(p.name)
-                return Status(
-                    Code.ERROR,
-                    f'running PreEnqueue plugin "{p.name}": {s.message()}',
-                    plugin=p.name,
-                )
+                return _failed(s, "PreEnqueue", p.name)
         return SUCCESS
 
     # ------------------------------------------------------------------ PreFilter
@@ -317,14 +280,7 @@ class Framework:
         state.skip_filter_plugins = self._skip_sets.setdefault(fs, fs)
         return result, ret, plugins_with_nodes
 
-    # ------------------------------------------------------------------ Filter
-    def has_filter_plugins(self) -> bool:
-        return bool(self.filter_plugins)
-
     # ------------------------------------------------------------------ PostFilter
-    def has_post_filter_plugins(self) -> bool:
-        return bool(self.post_filter_plugins)
-
     def run_post_filter_plugins(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
@@ -349,20 +305,12 @@ class Framework:
             rejector = rejector or p.name
         return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
 
-    # ------------------------------------------------------------------ Score
-    def has_score_plugins(self) -> bool:
-        return bool(self.score_plugins)
-
     # ------------------------------------------------------------------ binding cycle
     def run_reserve_plugins_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.reserve_plugins:
             s = p.reserve(state, pod, node)
             if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(p.name)
-                return Status(
-                    Code.ERROR, f'running Reserve plugin "{p.name}": {s.message()}', plugin=p.name
-                )
+                return _failed(s, "Reserve", p.name)
         return SUCCESS
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
@@ -372,28 +320,18 @@ class Framework:
     def run_permit_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.permit_plugins:
             s, _timeout = p.permit(state, pod, node)
+            if s.is_wait():
+                # kubesched binds synchronously: a waiting pod is not supported yet.
+                return Status(Code.ERROR, f'Permit plugin "{p.name}" asked to wait', plugin=p.name)
             if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(p.name)
-                if s.is_wait():
-                    # kubesched binds synchronously: a waiting pod is not supported yet.
-                    return Status(
-                        Code.ERROR, f'Permit plugin "{p.name}" asked to wait', plugin=p.name
-                    )
-                return Status(
-                    Code.ERROR, f'running Permit plugin "{p.name}": {s.message()}', plugin=p.name
-                )
+                return _failed(s, "Permit", p.name)
         return SUCCESS
 
     def run_pre_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         for p in self.pre_bind_plugins:
             s = p.pre_bind(state, pod, node)
             if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(p.name)
-                return Status(
-                    Code.ERROR, f'running PreBind plugin "{p.name}": {s.message()}', plugin=p.name
-                )
+                return _failed(s, "PreBind", p.name)
         return SUCCESS
 
     def run_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> Status:
@@ -404,13 +342,7 @@ class Framework:
             s = p.bind(state, pod, node)
             if s.is_skip():
                 continue
-            if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(p.name)
-                return Status(
-                    Code.ERROR, f'running Bind plugin "{p.name}": {s.message()}', plugin=p.name
-                )
-            return s
+            return s if s.is_success() else _failed(s, "Bind", p.name)
         return s
 
     def run_post_bind_plugins(self, state: CycleState, pod: PodInfo, node: str) -> None:
@@ -421,17 +353,10 @@ class Framework:
 _OK: Final = Code.SUCCESS
 _SKIP: Final = Code.SKIP
 
-_POINT_PROTOCOLS: dict[str, type] = {
-    PRE_ENQUEUE: PreEnqueuePlugin,
-    QUEUE_SORT: QueueSortPlugin,
-    PRE_FILTER: PreFilterPlugin,
-    FILTER: FilterPlugin,
-    POST_FILTER: PostFilterPlugin,
-    PRE_SCORE: PreScorePlugin,
-    SCORE: ScorePlugin,
-    RESERVE: ReservePlugin,
-    PERMIT: PermitPlugin,
-    PRE_BIND: PreBindPlugin,
-    BIND: BindPlugin,
-    POST_BIND: PostBindPlugin,
-}
+
+def _failed(s: Status, point: str, plugin: str) -> Status:
+    """A plugin's non-success at ``point``: a rejection stamped with the plugin,
+    anything else an Error naming it (upstream's wrapping)."""
+    if s.is_rejected():
+        return s.with_plugin(plugin)
+    return Status(Code.ERROR, f'running {point} plugin "{plugin}": {s.message()}', plugin=plugin)

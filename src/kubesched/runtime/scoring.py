@@ -99,24 +99,16 @@ class Scoring:
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, dict[str, IntArray]]:
-        """(total weighted score per node, per-plugin weighted scores)."""
-        total, raw = self.score_nodes(state, pod, nodes)
-        return total, {name: scores * weight for name, weight, scores in raw}
-
-    def score_nodes(
-        self, state: CycleState, pod: PodInfo, nodes: NodeSet
-    ) -> tuple[IntArray, list[tuple[str, int, IntArray]]]:
-        """(total weighted score per node, [(plugin, weight, unweighted scores)] in
-        plugin order). Raises ScoreError for the first plugin (in order) that
-        fails or returns a score outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+        """(total weighted score per node, per-plugin weighted scores). Raises
+        ScoreError for the first plugin (in order) that fails or returns a score
+        outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
         total, parts = self.score_parts(state, pod, nodes)
-        rows = nodes.rows
-        return total, [(n, w, v[rows] if by_slot else v) for n, w, v, by_slot in parts]
+        return total, {name: s * w for name, w, s in _aligned(parts, nodes.rows)}
 
     def score_parts(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, list[ScorePart]]:
-        """``score_nodes`` without gathering what need not be: each part is
+        """``run_score_plugins`` without gathering what need not be: each part is
         (plugin, weight, unweighted scores, by_slot); a ``by_slot`` part holds the
         scores of every table slot (index it with ``nodes.rows``), the others are
         aligned with ``nodes``.
@@ -255,18 +247,22 @@ class _SlotTotal:
         self.seq = table.change_seq
         self.arrays = [v for _, _, v in parts]
         self.weights = [w for _, w, _ in parts]
-        alive = table.alive
-        total = np.zeros(table.capacity, dtype=np.int64)
-        ok = True
+        self.total = np.zeros(table.capacity, dtype=np.int64)
+        self.ok = True
+        self._refresh(np.flatnonzero(table.alive))
+
+    def _refresh(self, rows: IntArray) -> None:
+        """Recompute the totals of the live ``rows`` (clearing ``ok`` when one
+        holds a score out of range)."""
+        sub = np.zeros(len(rows), dtype=np.int64)
         for v, w in zip(self.arrays, self.weights, strict=True):
-            live = v[alive]
-            if len(live) and (
-                live[live.argmax()] > MAX_NODE_SCORE or live[live.argmin()] < MIN_NODE_SCORE
+            vals = v[rows]
+            if len(vals) and (
+                vals[vals.argmax()] > MAX_NODE_SCORE or vals[vals.argmin()] < MIN_NODE_SCORE
             ):
-                ok = False
-            total += v * w
-        self.total = total
-        self.ok = ok
+                self.ok = False
+            sub += vals * w
+        self.total[rows] = sub
 
     def valid_for(self, table: NodeTable, parts: Sequence[tuple[str, int, IntArray]]) -> bool:
         return (
@@ -283,16 +279,7 @@ class _SlotTotal:
         self.seq = seq
         if changed is None or len(changed) > 64:
             rows = np.arange(table.capacity) if changed is None else np.unique(changed)
-            rows = rows[table.alive[rows]]
-            sub = np.zeros(len(rows), dtype=np.int64)
-            for v, w in zip(self.arrays, self.weights, strict=True):
-                vals = v[rows]
-                if len(vals) and (
-                    vals[vals.argmax()] > MAX_NODE_SCORE or vals[vals.argmin()] < MIN_NODE_SCORE
-                ):
-                    self.ok = False
-                sub += vals * w
-            self.total[rows] = sub
+            self._refresh(rows[table.alive[rows]])
             return
         alive = table.alive
         pairs = list(zip(self.arrays, self.weights, strict=True))

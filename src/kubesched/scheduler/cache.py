@@ -41,12 +41,6 @@ class Cache:
         self._image_nodes: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ queries
-    def num_nodes(self) -> int:
-        return len(self.nodes)
-
-    def get_node(self, name: str) -> NodeInfo | None:
-        return self.nodes.get(name)
-
     def pod_info(self, uid: str) -> PodInfo | None:
         st = self._pods.get(uid)
         return st.info if st is not None else None
@@ -90,10 +84,7 @@ class Cache:
         for name, size in node_image_sizes(node).items():
             nodes = self._image_nodes.setdefault(name, set())
             nodes.add(node.name)
-            summary = self._images.get(name)
-            if summary is None:
-                summary = ImageStateSummary(size, 0)
-                self._images[name] = summary
+            summary = self._images.setdefault(name, ImageStateSummary(size, 0))
             summary.num_nodes = len(nodes)
             states[name] = summary
         info.image_states = states

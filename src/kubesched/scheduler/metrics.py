@@ -18,7 +18,6 @@ PREEMPTION_ATTEMPTS: Final = "scheduler_preemption_attempts_total"
 PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
 POD_SCHEDULING_ATTEMPTS: Final = "scheduler_pod_scheduling_attempts"
 QUEUE_INCOMING_PODS: Final = "scheduler_queue_incoming_pods_total"
-UNSCHEDULABLE_PODS: Final = "scheduler_unschedulable_pods"
 ROW_ANSWER_FLUSHES: Final = "scheduler_row_answer_flushes_total"
 """Counter {cache, reason}: flushes of the per-row answer stores (reasons:
 ``row_answers.FLUSH_REASONS``), counted on the node table; read with

@@ -8,13 +8,10 @@ When the answer of every active filter is a function of the pod's spec, the
 nodes' own state and a node's summed requests alone
 (``Framework.what_if_spec_determined``), a row's answer can be reused for as
 long as those inputs stay the same. ``OverrideRows`` keeps, per spec, each
-row's last answer; a cycle asks the filters again only about the rows whose
-summed requests changed (a burst of preemptors changes a node or two per
-cycle while a thousand hold nominated pods). It finds those rows either from
-the change logs of the node table and of the nominated-load index
-(``answer_tracked``: no per-row work for unchanged rows; the caller must have
-just brought the index up to date) or by comparing the summed requests each
-answer was for (``answer``: for any nominator).
+row's last answer; a cycle asks the filters again only about the rows the
+change logs of the node table and of the nominated-load index name (a burst
+of preemptors changes a node or two per cycle while a thousand hold nominated
+pods): unchanged rows cost nothing.
 """
 
 from __future__ import annotations
@@ -47,16 +44,11 @@ class Overrides:
     _dense: IntArray | None = None
     """Row -> override index, ``NOT_OVERRIDDEN`` elsewhere; one slot past the
     largest row holds ``NOT_OVERRIDDEN`` too (rows beyond are clipped to it).
-    Built on the first lookup (an answer may be reused over many cycles)."""
+    Built on the first lookup (an answer may be reused over many cycles), or
+    given alone (``answer_dense``: ``rows`` and ``index`` empty)."""
 
     def __bool__(self) -> bool:
         return len(self.rows) > 0 or self._dense is not None
-
-    @staticmethod
-    def over_slots(dense: IntArray, statuses: list[Status]) -> Overrides:
-        """Overrides given as a row -> override index array (``NOT_OVERRIDDEN`` for
-        rows that are not, including one slot past the last row)."""
-        return Overrides(_NO_ROWS, _NO_ROWS, statuses, dense)
 
     def lookup(self, rows: IntArray) -> tuple[IntArray, IntArray]:
         """(positions of ``rows`` that are overridden, their override index)."""
@@ -88,25 +80,19 @@ _NO_ROWS: Final = np.zeros(0, dtype=np.int64)
 NO_OVERRIDES: Final = Overrides(_NO_ROWS, _NO_ROWS, [])
 
 _UNKNOWN: Final = -3
-_SUMMED: Final = "summed"
-"""``PodSignature.extra`` of ``answer``'s entries (they compare summed requests)."""
 
 
 class _Entry(RowEntry):
     """Row answers for one signature: ``index[row]`` (-1 pass, else into
-    ``statuses``, ``_UNKNOWN`` not asked yet) for summed requests ``summed[row]``."""
+    ``statuses``, ``_UNKNOWN`` not asked yet)."""
 
-    __slots__ = ("index", "known", "last", "over", "summed")
+    __slots__ = ("index", "known", "last", "over")
 
-    def __init__(self, table: NodeTable, tracked: bool) -> None:
+    def __init__(self, table: NodeTable) -> None:
         self.index = np.full(table.capacity, _UNKNOWN, dtype=np.int64)
-        self.summed = np.zeros(
-            (table.capacity, len(table.resources) if not tracked else 0), dtype=np.int64
-        )
-        """(``answer`` only) the summed requests each row's answer is for."""
         self.known = StatusList()
         self.last: tuple[IntArray, Overrides] | None = None
-        """(``answer_tracked`` and ``answer_dense``) the last rows asked about and
+        """The last rows asked about and
         the answer given: handed out again while none of those rows changed (with
         the lookup table it has built)."""
         self.over: IntArray | None = None
@@ -140,22 +126,21 @@ class OverrideRows:
         state: CycleState,
         pod: PodInfo,
         extra: object,
-        index: NominatedLoadIndex | None,
+        index: NominatedLoadIndex,
     ) -> tuple[_Entry, list[int] | None]:
         """The entry of the pod's signature with the rows changed since its last
         use (None: a new entry, nothing known)."""
-        prio = 0 if extra == _SUMMED else pod.pod.priority
         key = PodSignature(
-            fwk, pod.facts, state.skip_filter_plugins, prio, pod.pod.node_name, extra
+            fwk, pod.facts, state.skip_filter_plugins, pod.pod.priority, pod.pod.node_name, extra
         )
         table = fwk.table
         entry, changed = self._store.lookup(key, table, index)
         if entry is None:
-            fresh = _Entry(table, extra != _SUMMED)
+            fresh = _Entry(table)
             return self._store.put(key, table, fresh, index), None
         return entry, changed
 
-    def answer_tracked(
+    def answer(
         self,
         fwk: Framework,
         state: CycleState,
@@ -164,10 +149,13 @@ class OverrideRows:
         load: IntArray,
         index: NominatedLoadIndex,
     ) -> Overrides | None:
-        """``answer`` for ``rows`` with nominated load ``load`` (``index.query``'s
+        """The filters' what-if answer as ``Overrides`` for ``rows`` (ascending,
+        distinct) with nominated load ``load`` (``index.query`` / ``query_rows``'s
         answer for the pod, just asked: the index must be in sync with the
-        nominator, or its change log misses nominations), finding the changed
-        rows from the change logs of the node table and of ``index``."""
+        nominator, or its change log misses nominations); only rows named by the
+        change logs of the node table and of ``index`` since the signature's last
+        use are asked again. None when the framework cannot answer. Only for
+        ``fwk.what_if_spec_determined(state)``."""
         table = fwk.table
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
         entry, changed = self._entry(fwk, state, pod, (own,), index)
@@ -201,7 +189,7 @@ class OverrideRows:
         load: IntArray,
         count: IntArray,
     ) -> Overrides | None:
-        """``answer_tracked`` when every nominated pod counts and the pod is not
+        """``answer`` when every nominated pod counts and the pod is not
         nominated itself: ``load`` and ``count`` are ``index.dense`` and
         ``index.dense_counts``, just read (so the index is in sync). Keeps the
         row -> override array itself, so a cycle costs nothing for the rows
@@ -229,7 +217,7 @@ class OverrideRows:
                 entry.over = None
                 return None
             over[rows] = entry.index.take(rows)
-        found = Overrides.over_slots(over, entry.statuses)
+        found = Overrides(_NO_ROWS, _NO_ROWS, entry.statuses, over)  # given as slots
         entry.last = (rows, found)
         return found
 
@@ -261,29 +249,3 @@ class OverrideRows:
             new[failing] = entry.add(statuses)[new[failing]]
         entry.index[rows] = new
         return True
-
-    def answer(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        rows: IntArray,
-        summed: IntArray,
-    ) -> Overrides | None:
-        """``run_filter_what_if(state, pod, rows, summed)`` as ``Overrides`` (``rows``
-        ascending and distinct; ``summed`` table-shaped); only rows whose summed
-        requests differ from the last time are asked about. None when the
-        framework cannot answer. Only for ``fwk.what_if_spec_determined(state)``."""
-        entry, _ = self._entry(fwk, state, pod, _SUMMED, None)
-        index = entry.index.take(rows)
-        stale = index == _UNKNOWN
-        stale |= (entry.summed.take(rows, axis=0) != summed).any(axis=1)
-        ask = stale.nonzero()[0]
-        if len(ask):
-            ask_rows = rows.take(ask)
-            asked = summed.take(ask, axis=0)
-            if not self._ask(entry, fwk, state, pod, ask_rows, asked):
-                return None
-            entry.summed[ask_rows] = asked
-            index[ask] = entry.index.take(ask_rows)
-        return Overrides(rows, index, entry.statuses)

@@ -121,7 +121,7 @@ class ScheduleOne:
                 table.names[int(feasible[0])], 1 + len(diagnosis.node_to_status), 1
             )
         nodes = NodeSet(table, feasible)
-        if not fwk.has_score_plugins():
+        if not fwk.score_plugins:
             totals = np.ones(len(nodes), dtype=np.int64)
             parts: list[ScorePart] = []
         else:
@@ -204,10 +204,10 @@ class ScheduleOne:
         if n == 0:
             return rows
         num_to_find = num_feasible_nodes_to_find(self._percentage(fwk), n)
-        if not fwk.has_score_plugins():
+        if not fwk.score_plugins:
             num_to_find = 1
         shift = start % n
-        if not fwk.has_filter_plugins():
+        if not fwk.filter_plugins:
             feasible = _rotated(rows, shift, 0, num_to_find)
             self._last_feasible = len(feasible)
             return feasible
@@ -328,14 +328,10 @@ class ScheduleOne:
                     ov_index,
                 )
             elif cut and not passing[:cut].all():
-                self._record_failures(
-                    fwk,
-                    diagnosis,
-                    chunk[:cut],
-                    index[:cut],
-                    ~passing[:cut],
-                    statuses,
-                    overrides,
+                failing = (~passing[:cut]).nonzero()[0]
+                fail_index = index[failing].astype(np.int64)
+                self._add_failures(
+                    fwk, diagnosis, chunk[failing], fail_index, statuses, overrides, None, None
                 )
             if stop:
                 break
@@ -358,27 +354,6 @@ class ScheduleOne:
         return np.concatenate(parts)
 
     @staticmethod
-    def _record_failures(
-        fwk: Framework,
-        diagnosis: Diagnosis,
-        rows: IntArray,
-        index: npt.NDArray[np.int32],
-        failing_mask: npt.NDArray[np.bool_],
-        statuses: list[Status],
-        overrides: Overrides,
-    ) -> None:
-        """Statuses of the failing ``rows`` into the diagnosis, in scan order."""
-        failing = failing_mask.nonzero()[0]
-        fail_rows = rows[failing]
-        fail_index = index[failing].astype(np.int64)
-        hits = ov_index = None
-        if overrides:
-            hits, ov_index = overrides.lookup(fail_rows)
-        ScheduleOne._add_failures(
-            fwk, diagnosis, fail_rows, fail_index, statuses, overrides, hits, ov_index
-        )
-
-    @staticmethod
     def _add_failures(
         fwk: Framework,
         diagnosis: Diagnosis,
@@ -389,10 +364,12 @@ class ScheduleOne:
         hits: IntArray | None,
         ov_index: IntArray | None,
     ) -> None:
-        """``_record_failures`` once the failing rows, their indexes into
-        ``statuses`` (an int64 array this may write) and the overridden ones
-        among them (``hits`` positions, ``ov_index`` into ``overrides.statuses``)
-        are known."""
+        """Statuses of the failing rows into the diagnosis, in scan order: the
+        failing rows, their indexes into ``statuses`` (an int64 array this may
+        write) and the overridden ones among them (``hits`` positions,
+        ``ov_index`` into ``overrides.statuses``; None: looked up here)."""
+        if hits is None and overrides:
+            hits, ov_index = overrides.lookup(fail_rows)
         every = statuses
         if hits is not None and ov_index is not None and len(hits):
             # A failing overridden row takes its per-node status, numbered after the
@@ -432,12 +409,21 @@ class ScheduleOne:
             index = fwk.nominator.load_index()
             short = len(scan) <= _SHORT_SCAN
             if not short and fwk.what_if_spec_determined(state, pod):
-                dense = self._dense_overrides(fwk, state, pod)
-                if dense is not None:
-                    return dense
+                # Every nominated pod counts for the pod (the common case: a burst
+                # of preemptors of one priority): the load as a matrix over slots.
+                load = index.dense(pod, table)
+                if load is None:
+                    if index.empty():  # ``dense`` just brought the index up to date
+                        return NO_OVERRIDES
+                else:
+                    counts = index.dense_counts()
+                    dense = self._override_rows.answer_dense(fwk, state, pod, index, load, counts)
+                    if dense is not None:
+                        return dense
             if short:
-                # The nominated node's own check: ask about its row only.
-                load_rows, load = _scan_load(fwk, pod, scan)
+                # The nominated node's own check: ask about its rows only (a set
+                # beats np.unique's sort machinery on a handful of rows).
+                load_rows, load = index.query_rows(pod, table, set(scan.tolist()))
             else:
                 load_rows, load = index.query(pod, table)
                 if len(scan) < len(load_rows):
@@ -450,17 +436,9 @@ class ScheduleOne:
                 load = np.pad(load, ((0, 0), (0, width - load.shape[1])))
             found: Overrides | None = None
             if fwk.what_if_spec_determined(state, pod):
-                # Ask only about the rows whose summed requests changed since an
-                # earlier cycle (a burst of preemptors changes a node or two per
-                # cycle while a thousand hold nominated pods).
-                if not short:
-                    # The index's change log is current: ``query`` just synced it.
-                    found = self._override_rows.answer_tracked(
-                        fwk, state, pod, load_rows, load, index
-                    )
-                else:
-                    summed = table.requested[load_rows] + load
-                    found = self._override_rows.answer(fwk, state, pod, load_rows, summed)
+                # Only rows changed since an earlier cycle are asked (the index's
+                # change log is current: ``query`` / ``query_rows`` just synced it).
+                found = self._override_rows.answer(fwk, state, pod, load_rows, load, index)
             else:
                 answer = fwk.run_filter_what_if(
                     state, pod, load_rows, table.requested[load_rows] + load
@@ -469,13 +447,11 @@ class ScheduleOne:
                     found = Overrides(load_rows, answer[0].astype(np.int64), answer[1])
             if found is not None:
                 return found
-        rows: list[int] = []
+        out: dict[int, Status] = {}
         for name in fwk.nominator.nominated_node_names():
             row = table.row_of.get(name)
-            if row is not None and fwk.nominated_ge(pod, name):
-                rows.append(row)
-        out: dict[int, Status] = {}
-        for row in rows:
+            if row is None or not fwk.nominated_ge(pod, name):
+                continue
             info = table.infos[row]
             assert info is not None
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, info)
@@ -484,28 +460,9 @@ class ScheduleOne:
             out[row] = s
         return Overrides.of(out) if out else NO_OVERRIDES
 
-    def _dense_overrides(self, fwk: Framework, state: CycleState, pod: PodInfo) -> Overrides | None:
-        """``OverrideRows.answer_dense`` when the nominator keeps the nominated load
-        as a matrix over table slots and every nominated pod counts for ``pod``
-        (the common case: a burst of preemptors of one priority); NO_OVERRIDES
-        when nothing is nominated at all; else None."""
-        index = fwk.nominator.load_index()
-        load = index.dense(pod, fwk.table)
-        if load is None:
-            # ``dense`` just brought the index up to date.
-            return NO_OVERRIDES if index.empty() else None
-        return self._override_rows.answer_dense(fwk, state, pod, index, load, index.dense_counts())
-
 
 _SHORT_SCAN: Final = 8
 """Scans of at most this many rows ask the nominated-load index about their rows only."""
-
-
-def _scan_load(fwk: Framework, pod: PodInfo, scan: IntArray) -> tuple[IntArray, IntArray]:
-    """The nominated load restricted to the rows of ``scan`` (rows ascending,
-    summed request vectors)."""
-    # A short scan: a set beats np.unique's sort machinery on a handful of rows.
-    return fwk.nominator.load_index().query_rows(pod, fwk.table, set(scan.tolist()))
 
 
 def _first_chunk(num_to_find: int, n: int) -> int:

@@ -35,7 +35,6 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventObject,
 )
-from kubesched.framework.interfaces import QueuedInfo
 from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import (
@@ -179,9 +178,6 @@ class Scheduler:
             return Status(Code.SUCCESS)
         return fwk.run_pre_enqueue_plugins(pod)
 
-    def less(self, a: QueuedInfo, b: QueuedInfo) -> bool:
-        return next(iter(self.profiles.values())).less(a, b)
-
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.profiles
 
@@ -208,22 +204,17 @@ class Scheduler:
     def on_object_add(self, resource: str, obj: EventObject) -> None:
         """A PersistentVolumeClaim, PersistentVolume, StorageClass or CSINode was
         created: ``<resource>/Add`` to the queue (upstream buildEvtResHandler)."""
-        self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.ADD), None, obj
-        )
+        self._on_object(ClusterEvent(resource, ActionType.ADD), None, obj)
 
     def on_object_update(self, resource: str, old: EventObject, new: EventObject) -> None:
-        self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.UPDATE), old, new
-        )
+        self._on_object(ClusterEvent(resource, ActionType.UPDATE), old, new)
 
     def on_object_delete(self, resource: str, obj: EventObject) -> None:
+        self._on_object(ClusterEvent(resource, ActionType.DELETE), obj, None)
+
+    def _on_object(self, event: ClusterEvent, old: EventObject, new: EventObject) -> None:
         self.changes += 1
-        self.queue.move_all_to_active_or_backoff_queue(
-            ClusterEvent(resource, ActionType.DELETE), obj, None
-        )
+        self.queue.move_all_to_active_or_backoff_queue(event, old, new)
 
     # ------------------------------------------------------------------ pod events
     def on_pod_add(self, pod: Pod) -> None:
@@ -375,7 +366,7 @@ class Scheduler:
     def _on_fit_error(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError
     ) -> None:
-        if not fwk.has_post_filter_plugins():
+        if not fwk.post_filter_plugins:
             self._handle_failure(
                 fwk, qpi, Status(Code.UNSCHEDULABLE, str(fit)), CLEAR_NOMINATED_NODE, fit
             )
@@ -403,11 +394,8 @@ class Scheduler:
         s = fwk.run_reserve_plugins_reserve(state, assumed_info, host)
         if s.is_success():
             s = fwk.run_permit_plugins(state, assumed_info, host)
-            if not s.is_success():
-                fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
-        else:
-            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
         if not s.is_success():
+            fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
             self.cache.forget_pod(assumed)
             if s.is_rejected():
                 # Upstream wraps a Reserve/Permit rejection in a FitError on one node.
@@ -465,11 +453,8 @@ class Scheduler:
         if fit is not None:
             qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
-        elif rejected and status.plugin:
-            qpi.unschedulable_plugins = {status.plugin}
-            qpi.pending_plugins = set()
         else:
-            qpi.unschedulable_plugins = set()
+            qpi.unschedulable_plugins = {status.plugin} if rejected and status.plugin else set()
             qpi.pending_plugins = set()
         cached = self.reader.get_pod(pod.namespace, pod.name)
         if cached is None or cached.uid != pod.uid or cached.node_name:

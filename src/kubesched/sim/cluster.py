@@ -358,25 +358,7 @@ class Cluster:
     def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
         self.volumes.update_pvc(pvc)
 
-    # ------------------------------------------------------------------ EventRecorder
-    # The record is the recorder (``Simulation`` hands it to the scheduler); these
-    # forward to it for the backend's own controllers and for tests.
-    def event(
-        self,
-        regarding: Pod,
-        type_: str,
-        reason: str,
-        action: str,
-        message: str,
-        related: Pod | None = None,
-    ) -> None:
-        self.record.event(regarding, type_, reason, action, message, related)
-
-    def preemption(
-        self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
-    ) -> None:
-        self.record.preemption(preemptor, node, victims, num_pdb_violations)
-
+    # ------------------------------------------------------------------ events
     def controller_event(
         self, kind: str, namespace: str, name: str, type_: str, reason: str, message: str
     ) -> None:

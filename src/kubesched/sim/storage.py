@@ -117,8 +117,6 @@ class Storage:
         self.classes: dict[str, StorageClass] = {}
         self.csi_nodes: dict[str, CSINode] = {}
         self._nodes: Callable[[str], Node | None] = lambda name: None
-        self.ever_used = False
-        """Some storage object existed during the run (the report then shows them)."""
 
     def set_node_lookup(self, nodes: Callable[[str], Node | None]) -> None:
         self._nodes = nodes
@@ -142,7 +140,6 @@ class Storage:
     # ------------------------------------------------------------------ create / delete
     def create(self, obj: StorageObject) -> None:
         """Create an input object (its uid is generated when it has none)."""
-        self.ever_used = True
         now = self._host.now
         uid = obj.uid or self._host.new_uid()
         if isinstance(obj, PersistentVolumeClaim):
@@ -439,7 +436,6 @@ class Storage:
             name = ephemeral_claim_name(pod, v)
             if f"{pod.namespace}/{name}" in self.pvcs:
                 continue
-            self.ever_used = True
             pvc = PersistentVolumeClaim(
                 name=name,
                 namespace=pod.namespace,

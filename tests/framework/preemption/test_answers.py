@@ -1,4 +1,4 @@
-"""The per-row dry-run answer cache of the batched dry run (``answers.py``) decides
+"""The per-row dry-run answers of the batched dry run (``victim_cache.py``) decide
 exactly as the per-node path.
 
 Bursts of identical high-priority preemptors (one shared ``PodSpec`` per kind of
@@ -27,8 +27,6 @@ from kubesched.api.types import NANOS, Container, Node, Pod, PodSpec
 from kubesched.driver.report import build_result
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import IntArray
-from kubesched.framework.preemption import dry_run
-from kubesched.framework.preemption.answers import AnswerCache
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.dry_run import VictimBatcher
 from kubesched.framework.preemption.victim_cache import VictimCache
@@ -199,6 +197,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
     got = Counts()
     call = VictimBatcher.__call__
     run_ = VictimBatcher._run
+    answer = VictimBatcher._answer
 
     def counting_call(self: VictimBatcher, rows: IntArray) -> VictimBatch | None:
         got.asked += len(rows)
@@ -208,8 +207,13 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
         got.computed += len(rows)
         return run_(self, rows, cached)
 
+    def counting_answer(self: VictimBatcher, rows: IntArray, nominated: Any) -> bool:
+        got.computed += len(rows)
+        return answer(self, rows, nominated)
+
     monkeypatch.setattr(VictimBatcher, "__call__", counting_call)
     monkeypatch.setattr(VictimBatcher, "_run", counting_run)
+    monkeypatch.setattr(VictimBatcher, "_answer", counting_answer)
     yield got
 
 
@@ -231,19 +235,19 @@ def test_vector_path_with_kept_answers_decides_as_the_exact_path(
 
 
 def _stale_ignoring_nominated(
-    self: AnswerCache, rows: IntArray, nominated: IntArray | None
+    self: VictimCache, rows: IntArray, nominated: IntArray | None
 ) -> IntArray:
-    out: IntArray = (~self.valid.take(rows)).nonzero()[0]
+    out: IntArray = (~self.answered.take(rows)).nonzero()[0]
     return out
 
 
 def _store_keeping_answers(
-    original: Callable[[VictimCache, int, int, Any], None],
-) -> Callable[[VictimCache, int, int, Any], None]:
-    def store(self: VictimCache, row: int, priority: int, entry: Any) -> None:
-        kept = bool(self.answers.valid[row])
-        original(self, row, priority, entry)
-        self.answers.valid[row] = kept  # the row's answer survives its change
+    original: Callable[[VictimCache, int, int, Any, bool], None],
+) -> Callable[[VictimCache, int, int, Any, bool], None]:
+    def store(self: VictimCache, row: int, priority: int, entry: Any, keep: bool) -> None:
+        kept = bool(self.answered[row])
+        original(self, row, priority, entry, keep)
+        self.answered[row] = kept  # the row's answer survives its change
 
     return store
 
@@ -276,37 +280,13 @@ def test_a_broken_cache_is_caught(breakage: str, monkeypatch: pytest.MonkeyPatch
     """Guards the scenario test: with one of the cache's invalidations removed,
     some scenario no longer decides as the exact path."""
     if breakage == "nominated":
-        monkeypatch.setattr(AnswerCache, "stale", _stale_ignoring_nominated)
+        monkeypatch.setattr(VictimCache, "stale", _stale_ignoring_nominated)
     else:
         monkeypatch.setattr(VictimCache, "store", _store_keeping_answers(VictimCache.store))
     scenarios = [p.values[0] for p in SCENARIOS]
     assert any(_vector_decides_otherwise(sc) for sc in scenarios if isinstance(sc, Scenario)), (
         "no scenario notices the broken cache"
     )
-
-
-@pytest.mark.parametrize(
-    "small", [0, 10**9], ids=["never in plain Python", "always in plain Python"]
-)
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_stale_rows_in_plain_python_decide_as_the_exact_path(
-    scenario: Scenario, small: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``VictimBatcher._answer_small`` (a few stale rows, plain Python) and ``_run``
-    (numpy) keep the same answers: forced either way, the decisions are the exact
-    path's."""
-    exact = exact_result(scenario)
-    monkeypatch.setattr(dry_run, "_SMALL", small)
-    calls = [0]
-    original = VictimBatcher._answer_small
-
-    def counting(self: VictimBatcher, rows: IntArray, nominated: IntArray | None) -> Any:
-        calls[0] += 1
-        return original(self, rows, nominated)
-
-    monkeypatch.setattr(VictimBatcher, "_answer_small", counting)
-    assert run(scenario, exact=False) == exact
-    assert (calls[0] > 0) == (small > 0)
 
 
 def test_preemptors_of_one_spec_with_other_node_names_get_their_own_answers() -> None:

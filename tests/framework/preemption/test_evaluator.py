@@ -435,7 +435,7 @@ def test_candidate_list(capacity: int, adds: int, size: int, kept: int) -> None:
     for i in range(adds):
         lst.add(Candidate(f"n{i}", Victims([])))
     assert lst.size() == size
-    assert [c.name for c in lst.items] == [f"n{i}" for i in range(kept)]
+    assert [c.name for c in lst.parts if isinstance(c, Candidate)] == [f"n{i}" for i in range(kept)]
 
 
 # ====================================================================== TestSelectCandidate

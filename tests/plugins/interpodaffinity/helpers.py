@@ -29,10 +29,10 @@ from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle as HandleProtocol
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.ports import ClusterReader
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity import InterPodAffinity
+from tests.builders import build_table
 from tests.fakes import FakeHandle, FakeReader
 from tests.plugins.fakes import check_filter, check_score, table_infos
 

@@ -17,7 +17,6 @@ import pytest
 
 from kubesched.api.types import LabelSelector, Node, Pod
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status, unresolvable, unschedulable
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity import (
@@ -25,6 +24,7 @@ from kubesched.plugins.interpodaffinity import (
     InterPodAffinity,
 )
 from kubesched.plugins.interpodaffinity.filtering import PreFilterState
+from tests.builders import build_table
 from tests.plugins.fakes import table_infos
 from tests.plugins.interpodaffinity.helpers import (
     affinity,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubesched.framework.config import InterPodAffinityArgs
-from kubesched.framework.snapshot import build_table
+from tests.builders import build_table
 from tests.hypothesis_profiles import scaled
 from tests.plugins.interpodaffinity.helpers import (
     affinity,

@@ -35,12 +35,12 @@ from kubesched.framework.config import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status, unresolvable, unschedulable
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity import PRE_FILTER_STATE_KEY, InterPodAffinity
 from kubesched.plugins.interpodaffinity.filtering import PreFilterState
 from kubesched.plugins.interpodaffinity.index import PodIndex
+from tests.builders import build_table, rows_named
 from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import check_filter, check_score, table_infos
 from tests.plugins.interpodaffinity import reference as ref
@@ -393,7 +393,7 @@ def test_pre_score_uses_node_set_table() -> None:
         )
     )
     cs = CycleState()
-    rows = table.rows_named(["a"])
+    rows = rows_named(table, ["a"])
     assert plugin.pre_score(cs, incoming, NodeSet(table, rows)).is_success()
     info = table.infos[table.row_of["a"]]
     assert info is not None

@@ -14,10 +14,10 @@ from kubesched.framework.config import InterPodAffinityArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.results import NodeScore
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SKIP, SUCCESS, Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity import InterPodAffinity
+from tests.builders import build_table, rows_named
 from tests.plugins.fakes import table_infos
 from tests.plugins.interpodaffinity.helpers import (
     affinity,
@@ -482,7 +482,7 @@ def test_hard_pod_affinity_weight_scales_raw_score() -> None:
     plugin = make_plugin(table, InterPodAffinityArgs(7))
     cs = CycleState()
     infos = table_infos(table)
-    rows = table.rows_named([n.name for n in ns])
+    rows = rows_named(table, [n.name for n in ns])
     pi = PodInfo(pod(labels=SERVICE_S1))
     assert plugin.pre_score(cs, pi, NodeSet(table, rows, infos)).is_success()
     assert [plugin.score(cs, pi, i)[0] for i in infos] == [7, 0]

@@ -11,15 +11,14 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from kubesched.api.goformat import MANY, ONE, Num
-from kubesched.api.quantity import parse_resource_list
 from kubesched.api.types import Container, Node, Pod, PodSpec
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.builders import build_table, parse_resource_list, rows_named
 
 ScorePlugin = Fit | BalancedAllocation
 Res = dict[str, str | int]
@@ -63,7 +62,7 @@ def node_with(name: str, allocatable: Res) -> Node:
 
 
 def node_set(table: NodeTable, names: Sequence[str]) -> NodeSet:
-    return NodeSet(table, table.rows_named(names))
+    return NodeSet(table, rows_named(table, names))
 
 
 def filter_both(
@@ -75,7 +74,7 @@ def filter_both(
     state = CycleState()
     _, st = plugin.pre_filter(state, pi, table)
     assert st.is_success()
-    rows = table.rows_named([n.name for n in nodes]).tolist()
+    rows = rows_named(table, [n.name for n in nodes]).tolist()
     exact = [plugin.filter(state, pi, _info(table, r)) for r in rows]
     verdicts = plugin.filter_vector(state, pi, table)
     assert verdicts is not None

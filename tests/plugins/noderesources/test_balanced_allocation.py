@@ -10,11 +10,11 @@ import pytest
 from kubesched.api.types import Node, Pod
 from kubesched.framework.config import NodeResourcesBalancedAllocationArgs, ResourceSpec
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation
 from kubesched.plugins.noderesources.balanced_allocation import balanced_score
+from tests.builders import build_table
 from tests.plugins.noderesources.helpers import (
     node_set,
     node_with,

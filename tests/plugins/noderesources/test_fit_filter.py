@@ -402,7 +402,7 @@ def test_insufficient_resource_details_match_upstream() -> None:
     """TestEnoughRequests/extended resource allocatable enforced for multiple containers:
     upstream's InsufficientResource (requested 6, used 2, capacity 5, unresolvable)
     is the plan's check of 6 failing on a node with 5 allocatable, 2 used."""
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     table = build_table([node_with("n1", NODE_ALLOC)], [existing(c(0, 0, a=2))])
     info = table.infos[table.row_of["n1"]]
@@ -557,7 +557,7 @@ def test_pre_filter_disabled() -> None:
     st = plugin.filter(CycleState(), PodInfo(pod()), NodeInfo(node_with("n1", {})))
     assert st.code == Code.ERROR
     assert PRE_FILTER_STATE_KEY in st.message()
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     assert plugin.filter_vector(CycleState(), PodInfo(pod()), build_table([])) is None
 
@@ -576,7 +576,7 @@ def test_pre_filter_has_no_extensions_and_succeeds() -> None:
 def test_vector_filter_statuses_are_shared_per_failure_combination() -> None:
     """Nodes failing the same way share one Status; passing rows are -1. (Unused
     table rows fail too -- they have no pod capacity -- and the runtime masks them.)"""
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     nodes = [
         node_with("ok", {"cpu": "10m", "memory": 20, "pods": 5}),
@@ -604,7 +604,7 @@ def test_what_if_evaluates_requested_matrices() -> None:
     turns "Insufficient cpu" (resolvable) into a fit."""
     import numpy as np
 
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     victim = resource_pod("victim", c(8, 1), node="n1")
     table = build_table([node_with("n1", NODE_ALLOC)], [victim])

@@ -15,7 +15,6 @@ from kubesched.framework.interfaces import (
     VectorFilterPlugin,
     VectorScorePlugin,
 )
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import (
     BALANCED_ALLOCATION_NAME,
@@ -23,6 +22,7 @@ from kubesched.plugins.noderesources import (
     BalancedAllocation,
     Fit,
 )
+from tests.builders import build_table
 from tests.fakes import FakeHandle
 from tests.plugins.noderesources.helpers import cap_node, node_set, req_pod
 

@@ -25,10 +25,10 @@ from kubesched.framework.config import (
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import BalancedAllocation, Fit
+from tests.builders import build_table, rows_named
 from tests.fakes import FakeHandle
 from tests.hypothesis_profiles import scaled
 
@@ -162,7 +162,7 @@ def test_vector_paths_match_per_node_paths(
     pi = PodInfo(Pod("incoming", spec=spec))
     check_filter(table, pi, Fit(fit, FakeHandle()))
     names = data.draw(st.permutations(sorted(table.row_of)))
-    ns = NodeSet(table, table.rows_named(names))
+    ns = NodeSet(table, rows_named(table, names))
     check_fit_score(ns, pi, Fit(fit, FakeHandle()), run_pre_score=data.draw(st.booleans()))
     check_balanced_score(ns, pi, BalancedAllocation(balanced))
 

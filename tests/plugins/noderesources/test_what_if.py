@@ -15,10 +15,10 @@ from kubesched.api.types import Container, Node, Pod, PodSpec
 from kubesched.framework.config import NodeResourcesFitArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.nodetable import NodeTable
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.noderesources import Fit
+from tests.builders import build_table
 from tests.fakes import FakeHandle
 from tests.framework.test_resources import reference
 from tests.hypothesis_profiles import scaled

@@ -26,13 +26,12 @@ from kubesched.framework.interfaces import NodeSet
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.ports import ClusterReader
 from kubesched.framework.results import NodeScore
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.status import SUCCESS, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.podtopologyspread import PodTopologySpread
 from kubesched.plugins.podtopologyspread.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from kubesched.plugins.podtopologyspread.scoring import PRE_SCORE_STATE_KEY, PreScoreState
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.fakes import FakeHandle
 from tests.plugins.fakes import table_infos
 from tests.storage_fakes import FakeStorage

@@ -19,7 +19,6 @@ from kubesched.api.types import (
     TopologySpreadConstraint,
 )
 from kubesched.framework.config import NodeAffinityArgs, PodTopologySpreadArgs
-from kubesched.framework.snapshot import build_table
 from kubesched.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -34,7 +33,7 @@ from kubesched.plugins.podtopologyspread.common import (
     filter_constraints,
 )
 from kubesched.scheduler.config import SYSTEM_DEFAULT_CONSTRAINTS as CONFIG_DEFAULTS
-from tests.builders import selector
+from tests.builders import build_table, selector
 from tests.plugins.podtopologyspread.harness import FOO, LIST, SYSTEM, SelectorReader, plugin
 
 DNS = "DoNotSchedule"

@@ -1127,7 +1127,7 @@ def test_add_pod_with_empty_selector_counts_although_pre_filter_does_not() -> No
 
 
 def test_extensions_without_pre_filter_state_are_errors() -> None:
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     table = build_table([node("node-a", zone="z")])
     plug = plugin(table)
@@ -1647,7 +1647,7 @@ def test_multiple_constraints(case: FilterCase) -> None:
 
 def test_pre_filter_disabled() -> None:
     """TestPreFilterDisabled: Filter without the PreFilter state is an Error."""
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     table = build_table([node("node-a")])
     info = table.infos[0]

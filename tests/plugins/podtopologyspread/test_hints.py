@@ -21,8 +21,7 @@ from kubesched.api.types import (
     TopologySpreadConstraint,
 )
 from kubesched.framework.events import ActionType, EventResource, QueueingHint
-from kubesched.framework.snapshot import build_table
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.plugins.podtopologyspread.harness import BAR, FOO, plugin
 
 Q = QueueingHint.QUEUE

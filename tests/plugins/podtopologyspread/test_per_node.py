@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.types import LabelSelector, TopologySpreadConstraint
 from kubesched.framework.config import PodTopologySpreadArgs
-from kubesched.framework.snapshot import build_table
+from tests.builders import build_table
 from tests.hypothesis_profiles import scaled
 from tests.plugins.podtopologyspread.harness import LIST, SYSTEM, node, plugin, pod
 from tests.plugins.podtopologyspread.test_properties import existing_st, incoming_st, nodes_st

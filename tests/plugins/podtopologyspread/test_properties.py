@@ -36,7 +36,6 @@ from kubesched.api.types import (
 )
 from kubesched.framework.config import PodTopologySpreadArgs
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.plugins.podtopologyspread.common import Selector, count_pods_match
 from kubesched.plugins.podtopologyspread.filtering import (
@@ -45,7 +44,7 @@ from kubesched.plugins.podtopologyspread.filtering import (
     filter_node,
 )
 from kubesched.plugins.podtopologyspread.podcounts import PodCountIndex
-from tests.builders import make_node
+from tests.builders import build_table, make_node
 from tests.hypothesis_profiles import scaled
 from tests.plugins.fakes import table_infos
 from tests.plugins.podtopologyspread.harness import (

@@ -140,7 +140,7 @@ def test_pre_score_error_when_selector_does_not_parse() -> None:
 
 
 def test_score_without_pre_score_state_is_an_error() -> None:
-    from kubesched.framework.snapshot import build_table
+    from tests.builders import build_table
 
     table = build_table(hn("node-a"))
     plug = plugin(table)

@@ -7,11 +7,10 @@ import pytest
 
 from kubesched.api.types import Pod
 from kubesched.framework.results import NominatingInfo, NominatingMode
-from kubesched.framework.snapshot import build_table
 from kubesched.framework.types import PodInfo
 from kubesched.scheduler.queue import SchedulingQueue
 from kubesched.scheduler.queue.nominator import Nominator, PodRef
-from tests.builders import make_node, make_pod
+from tests.builders import build_table, make_node, make_pod
 from tests.scheduler.queue.helpers import clone, make_queue
 
 MED = make_pod("mpp", "ns2").uid("mppns2").priority(500).nominated("node1").obj()
@@ -103,7 +102,7 @@ def test_update_nominated_pod_for_node() -> None:
 def test_nominated_pod_deleted(pod: Pod, deleted: bool, want: int) -> None:
     n = Nominator(_lister() if deleted else _lister(pod))  # type: ignore[arg-type]
     n.add_nominated_pod(PodInfo(pod), None)
-    assert len(n.nominated_refs_for_node(pod.nominated_node_name)) == want
+    assert len(n.nominated_pods.get(pod.nominated_node_name, ())) == want
 
 
 def test_nominated_pods_for_node_resolves_queued_pod_infos() -> None:
@@ -219,4 +218,4 @@ def test_delete_preserves_order() -> None:
     for p in pods:
         n.add_nominated_pod(PodInfo(p), _override("n"))
     n.delete_nominated_pod_if_exists(pods[1])
-    assert [r.name for r in n.nominated_refs_for_node("n")] == ["p0", "p2", "p3"]
+    assert [r.name for r in n.nominated_pods["n"]] == ["p0", "p2", "p3"]

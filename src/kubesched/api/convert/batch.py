@@ -124,8 +124,9 @@ def convert_job(raw: Raw) -> Workload:
     elif selector is None:
         labels, selector = job_labels(meta.name, uid, t.labels)
     check_matches(selector, labels, "spec.template.metadata.labels")
-    w = make_workload("Job", raw, t, replicas=0, selector=selector, details=details, labels=labels)
-    return replace(w, uid=uid)
+    return make_workload(
+        "Job", raw, t, replicas=0, selector=selector, details=details, labels=labels
+    )
 
 
 def convert_cronjob(raw: Raw) -> Workload:

@@ -12,6 +12,7 @@ upstream's wording (pkg/apis/core/validation, pkg/apis/storage/validation).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Final
 
 from kubesched.api.convert.meta import (
@@ -49,6 +50,7 @@ from kubesched.api.storage import (
     FILESYSTEM,
     GCE_PD_SOURCE,
     IMMEDIATE,
+    ISCSI_SOURCE,
     PVC_SOURCE,
     RBD_SOURCE,
     READ_WRITE_ONCE_POD,
@@ -131,6 +133,9 @@ PV_SOURCES: Final = (
     "flocker",
 )
 """core/v1 PersistentVolumeSource members."""
+
+DISK_FIELDS: Final = {GCE_PD_SOURCE: "pdName", AWS_EBS_SOURCE: "volumeID", ISCSI_SOURCE: "iqn"}
+"""The field naming the disk of a disk volume source (``PodVolume.disk``)."""
 
 ONE_VOLUME_TYPE: Final = "may not specify more than 1 volume type"
 MUST_SPECIFY_TYPE: Final = "must specify a volume type"
@@ -254,10 +259,8 @@ def convert_pv(raw: Raw) -> tuple[PersistentVolume, dict[str, str]]:
         csi = get_map(spec, CSI_SOURCE, "spec")
         driver = req_str(csi, "driver", "spec.csi")
         handle = req_str(csi, "volumeHandle", "spec.csi")
-    elif source == GCE_PD_SOURCE:
-        disk = req_str(get_map(spec, source, "spec"), "pdName", f"spec.{source}")
-    elif source == AWS_EBS_SOURCE:
-        disk = req_str(get_map(spec, source, "spec"), "volumeID", f"spec.{source}")
+    elif source in (GCE_PD_SOURCE, AWS_EBS_SOURCE):
+        disk = req_str(get_map(spec, source, "spec"), DISK_FIELDS[source], f"spec.{source}")
     affinity = get_map(spec, "nodeAffinity", "spec")
     node_affinity = None
     req = affinity.get("required")
@@ -388,24 +391,15 @@ def _pod_volume(raw: Raw, path: str) -> PodVolume:
         if spec is None:
             raise fail(child(tp, "spec"), required())
         claim = claim_spec(as_map(spec, child(tp, "spec")), child(tp, "spec"))
-        claim = ClaimTemplate(
+        claim = replace(
+            claim,
             labels=get_str_map(tmeta, "labels", child(tp, "metadata")),
             annotations=get_str_map(tmeta, "annotations", child(tp, "metadata")),
-            access_modes=claim.access_modes,
-            request=claim.request,
-            storage_class_name=claim.storage_class_name,
-            volume_name=claim.volume_name,
-            selector=claim.selector,
-            volume_mode=claim.volume_mode,
-            volume_attributes_class_name=claim.volume_attributes_class_name,
         )
         return PodVolume(name, source, template=claim)
-    if source == GCE_PD_SOURCE:
-        return PodVolume(name, source, disk=req_str(body, "pdName", sp), read_only=read_only)
-    if source == AWS_EBS_SOURCE:
-        return PodVolume(name, source, disk=req_str(body, "volumeID", sp), read_only=read_only)
-    if source == "iscsi":
-        return PodVolume(name, source, disk=req_str(body, "iqn", sp), read_only=read_only)
+    if source in DISK_FIELDS:
+        disk = req_str(body, DISK_FIELDS[source], sp)
+        return PodVolume(name, source, disk=disk, read_only=read_only)
     if source == RBD_SOURCE:
         monitors = get_str_list(body, "monitors", sp)
         if not monitors:

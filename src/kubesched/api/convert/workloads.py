@@ -17,7 +17,6 @@ Times stay absolute (nanoseconds since the Unix epoch); the simulator rebases.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Final
 
@@ -29,8 +28,6 @@ from kubesched.api.claim_templates import (
 )
 from kubesched.api.convert import batch
 from kubesched.api.convert.meta import check_dns_subdomain, read_meta
-from kubesched.api.convert.pod import pod_spec
-from kubesched.api.convert.selectors import label_selector
 from kubesched.api.convert.storage import claim_spec
 from kubesched.api.convert.templates import (
     check_matches,
@@ -44,9 +41,8 @@ from kubesched.api.convert.templates import (
     restart_policy,
 )
 from kubesched.api.errors import InputError
-from kubesched.api.messages import child, fail, invalid, required
+from kubesched.api.messages import child, fail, invalid
 from kubesched.api.reader import Raw, as_map, get_int, get_list, get_map, get_str, get_str_map
-from kubesched.api.selectors import label_selector_matches
 from kubesched.api.workloads import (
     ON_DELETE,
     ORDERED_READY,
@@ -85,16 +81,24 @@ def convert_workload(raw: Raw, kind: str) -> tuple[Workload, dict[str, str]]:
 
 
 def _apps_replicas(raw: Raw, kind: str) -> Workload:
-    base = _replica_base(raw, kind)
+    """A Deployment or a ReplicaSet, validated in upstream's order (metadata, replicas,
+    selector, template labels against it, then the template)."""
+    meta = read_meta(raw, namespaced=True)
+    check_dns_subdomain(meta.name, "metadata.name")
     spec = get_map(raw, "spec", "")
-    t = read_template(get_map(spec, "template", "spec"), "spec.template")
+    replicas = get_int(spec, "replicas", "spec", 1, bits=32)
+    if replicas < 0:
+        raise fail("spec.replicas", invalid(replicas, "must be greater than or equal to 0"))
+    selector = read_selector(spec, "deployment")  # upstream's word for a ReplicaSet too
+    template = get_map(spec, "template", "spec")
+    tmeta = get_map(template, "metadata", "spec.template")
+    tlabels = get_str_map(tmeta, "labels", "spec.template.metadata")
+    check_matches(selector, tlabels, "spec.template.metadata.labels")
+    t = read_template(template, "spec.template")
     details: object = None
     if kind == "Deployment":
         details = _deployment_strategy(get_map(spec, "strategy", "spec"), "spec.strategy")
-    full = make_workload(
-        kind, raw, t, replicas=base.replicas, selector=base.selector, details=details
-    )
-    return replace(full, uid=base.uid)
+    return make_workload(kind, raw, t, replicas=replicas, selector=selector, details=details)
 
 
 def _deployment_strategy(raw: Raw, path: str) -> DeploymentDetails:
@@ -225,45 +229,3 @@ def _daemonset(raw: Raw) -> Workload:
         template_generation=meta.annotations.get("deprecated.daemonset.template.generation"),
     )
     return make_workload("DaemonSet", raw, t, replicas=0, selector=selector, details=details)
-
-
-def _replica_base(raw: Raw, kind: str) -> Workload:
-    """The fields a Deployment and a ReplicaSet share (replicas, selector, template),
-    validated in upstream's order; ``_apps_replicas`` adds the rest."""
-    meta = read_meta(raw, namespaced=True)
-    check_dns_subdomain(meta.name, "metadata.name")
-    spec = get_map(raw, "spec", "")
-    replicas = get_int(spec, "replicas", "spec", 1, bits=32)
-    if replicas < 0:
-        raise fail("spec.replicas", invalid(replicas, "must be greater than or equal to 0"))
-    selector = label_selector(spec.get("selector"), "spec.selector")
-    if selector is None:
-        raise fail("spec.selector", required())
-    if selector.is_empty():
-        raise fail("spec.selector", invalid("{}", "empty selector is invalid for deployment"))
-    template = get_map(spec, "template", "spec")
-    tmeta = get_map(template, "metadata", "spec.template")
-    tlabels = get_str_map(tmeta, "labels", "spec.template.metadata")
-    if not label_selector_matches(selector, tlabels):
-        raise fail(
-            "spec.template.metadata.labels",
-            f"Invalid value: {json.dumps(tlabels, sort_keys=True)}: "
-            "`selector` does not match template `labels`",
-        )
-    fields = pod_spec(template.get("spec"), "spec.template.spec")
-    return Workload(
-        kind=kind,
-        namespace=meta.namespace,
-        name=meta.name,
-        uid=meta.uid or f"{kind.lower()}/{meta.namespace}/{meta.name}",
-        labels=meta.labels,
-        replicas=replicas,
-        selector=selector,
-        template_labels=tlabels,
-        template_annotations=get_str_map(tmeta, "annotations", "spec.template.metadata"),
-        template_spec=fields.spec,
-        template_node_name=fields.node_name,
-        template_priority=fields.priority,
-        template_priority_class_name=fields.priority_class_name,
-        template_preemption_policy=fields.preemption_policy,
-    )

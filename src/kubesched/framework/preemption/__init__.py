@@ -6,12 +6,15 @@ Modules, in dependency order (each imports only those before it):
   default criteria of pickOneNodeForPreemption read (``StatColumns``);
 - ``policy``: the ``PreemptionPolicy`` a plugin supplies, and ``VictimOrder``,
   DefaultPreemption's victim selection as data;
+- ``batch``: the batched dry run's answers for a batch of rows;
 - ``candidates``: ``Candidate``, the bounded candidate lists and the dry run's
   stop rule (``DryRun``), the pick;
 - ``executor``: acting on the chosen candidate (DisruptionTarget, delete,
   clearing nominations; the async preemption bookkeeping);
-- ``ports``, ``batch``, ``answers``, ``victim_cache``, ``dry_run``: the batched
-  dry run (SelectVictimsOnNode for many nodes at once, with per-row caches);
+- ``victim_cache``, ``dry_run``: the batched dry run (SelectVictimsOnNode for
+  many nodes at once, with a per-row store);
+- ``outcome``: ``PreemptionOutcome``, what one Preempt call saw and chose (for
+  explanations);
 - ``evaluator``: the ``Evaluator`` running the flow (R5.1-R5.10).
 
 Contract: whatever path answers (node by node through the policy, or in
@@ -26,14 +29,13 @@ from kubesched.framework.preemption.evaluator import (
     MSG_NOT_HELPFUL,
     MSG_WAITING,
     Evaluator,
-    PreemptionOutcome,
-    go_aggregate,
 )
 from kubesched.framework.preemption.executor import (
     DISRUPTION_TARGET,
     REASON_PREEMPTION_BY_SCHEDULER,
     Executor,
 )
+from kubesched.framework.preemption.outcome import PreemptionOutcome
 from kubesched.framework.preemption.policy import (
     MSG_NO_VICTIMS,
     PreemptionPolicy,
@@ -59,5 +61,4 @@ __all__ = [
     "StatColumns",
     "VictimOrder",
     "Victims",
-    "go_aggregate",
 ]

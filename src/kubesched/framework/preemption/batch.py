@@ -1,9 +1,8 @@
 """The answers of the batched dry run for one batch of rows (``dry_run.py``).
 
-``VictimBatch`` is what the Evaluator's stop rule reads (``BatchAnswers`` in
-``candidates.py``): which rows are candidates, the others' statuses, and —
-built only for the candidates the Evaluator keeps — their victims and
-``victim_stats`` columns.
+``VictimBatch`` is what the Evaluator's stop rule reads (``candidates.DryRun``):
+which rows are candidates, the others' statuses, and — built only for the
+candidates the Evaluator keeps — their victims and ``victim_stats`` columns.
 """
 
 from __future__ import annotations
@@ -22,29 +21,29 @@ from kubesched.framework.types import PodInfo
 
 
 class VictimBatch:
-    """The answers for one batch of rows (``candidates.BatchAnswers``).
+    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
 
-    ``candidate[i]``: row i has a victim list (success, at least one victim);
-    ``violating[i]``: and some of its victims violate a PDB; otherwise
-    ``statuses[fail_index[i]]`` is the row's status. Rows that passed the
-    "all victims removed" check are numbered by ``pos`` (-1: did not) in
-    ``slots`` (``slots[j, k]``: the j-th potential victim of the k-th such row
-    stays a victim — slot-major, so that per-row reductions run along axis 0,
-    which numpy does much faster for a few slots), ``entries``
-    (their ordered potential victims), ``n_violating`` (how many of those come
-    first as PDB-violating) and ``stats`` (``victim_stats`` columns, when the
-    default importance order sorts the victims)."""
+    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
+    candidate some of whose victims violate a PDB; a non-candidate's status is
+    ``statuses[fail_index[i]]``. Rows that passed the "all victims removed"
+    check are numbered by ``pos`` (-1: did not) in ``slots`` (``slots[j, k]``:
+    the j-th potential victim of the k-th such row stays a victim — slot-major,
+    so that per-row reductions run along axis 0, which numpy does much faster
+    for a few slots), ``entries`` (their ordered potential victims) and
+    ``n_violating`` (how many of those come first as PDB-violating).
+    ``stats`` (when not None: ``victim_stats`` columns) promises that the victim
+    order and the criteria are the defaults."""
 
     __slots__ = (
         "_entries",
         "_key",
         "_n_violating",
         "_num_violations",
-        "_pos",
-        "_slots",
         "_stats",
         "candidate",
         "fail_index",
+        "pos",
+        "slots",
         "statuses",
         "violating",
     )
@@ -66,8 +65,8 @@ class VictimBatch:
         self.violating = violating
         self.fail_index = fail_index
         self.statuses = statuses
-        self._pos = pos
-        self._slots = slots
+        self.pos = pos
+        self.slots = slots
         self._entries = entries
         self._n_violating = n_violating
         self._key = key
@@ -75,8 +74,9 @@ class VictimBatch:
         self._num_violations: list[int] | None = None
 
     def victims(self, positions: IntArray) -> list[Victims]:
-        """Victims of the candidates at ``positions`` (lists built on first use)."""
-        ks = self._pos[positions]
+        """Victims of the candidates at ``positions`` (in the per-node path's
+        order; lists built on first use)."""
+        ks = self.pos[positions]
         if self._stats is not None:
             # The stats count each candidate's violations.
             nviol = self._stats[0][ks].tolist()
@@ -85,20 +85,10 @@ class VictimBatch:
                 for k, v in zip(ks.tolist(), nviol, strict=True)
             ]
         if self._num_violations is None:
-            n = self._slots.shape[0]
+            n = self.slots.shape[0]
             first = np.arange(n)[:, None] < self._n_violating
-            self._num_violations = (self._slots & first).sum(axis=0).tolist()
+            self._num_violations = (self.slots & first).sum(axis=0).tolist()
         return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
-
-    def positions(self) -> IntArray:
-        """Batch position -> column of ``slot_matrix`` (-1: the row failed before
-        victims were chosen)."""
-        return self._pos
-
-    def slot_matrix(self) -> BoolArray:
-        """``[j, k]``: the j-th potential victim of the k-th row that got as far as
-        choosing victims stays a victim."""
-        return self._slots
 
     def stats(self, positions: IntArray) -> StatColumns | None:
         """``victim_stats`` columns of the candidates at ``positions`` (None unless the
@@ -106,7 +96,7 @@ class VictimBatch:
         batch's own columns: never write into them."""
         if self._stats is None:
             return None
-        ks = self._pos[positions]
+        ks = self.pos[positions]
         v, h, t, c, e, has, unset = self._stats
         n = len(ks)
         if n:
@@ -118,7 +108,7 @@ class VictimBatch:
         return (v[ks], h[ks], t[ks], c[ks], e[ks], has[ks], unset[ks])
 
     def _pods(self, k: int) -> list[PodInfo]:
-        slots: list[int] = np.flatnonzero(self._slots[:, k]).tolist()
+        slots: list[int] = np.flatnonzero(self.slots[:, k]).tolist()
         ordered: list[PodInfo] = self._entries[k]
         n_violating = int(self._n_violating[k])
         vs = [ordered[j] for j in slots]

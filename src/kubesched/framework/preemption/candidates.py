@@ -24,7 +24,8 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.api.types import Time
-from kubesched.framework.nodetable import BoolArray, IntArray
+from kubesched.framework.nodetable import IntArray
+from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.victims import (
     MIN_INT64,
     StatColumns,
@@ -43,61 +44,17 @@ class Candidate:
 
 
 class CandidateList:
-    """A list that keeps at most ``capacity`` items; further adds are dropped but
-    counted (upstream candidateList with its atomic index)."""
-
-    __slots__ = ("_added", "capacity", "items")
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.items: list[Candidate] = []
-        self._added = 0
-
-    def add(self, c: Candidate) -> None:
-        if self._added < self.capacity:
-            self.items.append(c)
-        self._added += 1
-
-    def size(self) -> int:
-        return min(self._added, self.capacity)
-
-
-class BatchAnswers(Protocol):
-    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
-
-    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
-    candidate some of whose victims violate a PDB; a non-candidate's status is
-    ``statuses[fail_index[i]]``. ``victims(positions)`` gives those candidates'
-    victims (in the per-node path's order) and numbers of PDB violations; the
-    Evaluator asks only about the candidates it keeps, before it calls the
-    batcher again. ``stats`` (when not None) promises that the policy scores
-    candidates with the default criteria (``ordered_score_funcs`` gives None)."""
-
-    candidate: BoolArray
-    violating: BoolArray
-    fail_index: IntArray
-    statuses: list[Status]
-
-    def victims(self, positions: IntArray) -> list[Victims]: ...
-
-    def stats(self, positions: IntArray) -> StatColumns | None:
-        """``victim_stats`` of those candidates as columns, or None when the
-        default criteria cannot be read off them (then the victims are scored); may
-        be views of the batch's arrays: read-only."""
-        ...
-
-
-class _Pool:
-    """One bounded candidate list (upstream candidateList: keeps the first
-    ``capacity`` candidates, counts all) whose kept candidates are Candidate
-    objects or positions of a BatchAnswers, built on demand."""
+    """A bounded candidate list (upstream candidateList with its atomic index):
+    keeps the first ``capacity`` candidates, further adds are dropped but
+    counted. Kept candidates are Candidate objects or positions of a
+    VictimBatch (``parts``), built on demand."""
 
     __slots__ = ("added", "capacity", "parts")
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.added = 0
-        self.parts: list[Candidate | tuple[BatchAnswers, IntArray, IntArray]] = []
+        self.parts: list[Candidate | tuple[VictimBatch, IntArray, IntArray]] = []
 
     def size(self) -> int:
         return min(self.added, self.capacity)
@@ -107,7 +64,7 @@ class _Pool:
             self.parts.append(c)
         self.added += 1
 
-    def add_batch(self, batch: BatchAnswers, positions: IntArray, rows: IntArray) -> None:
+    def add_batch(self, batch: VictimBatch, positions: IntArray, rows: IntArray) -> None:
         """``add`` for the candidates at ``positions`` of ``batch`` (rows: the batch's)."""
         kept = positions[: max(self.capacity - self.added, 0)]
         if len(kept):
@@ -117,19 +74,20 @@ class _Pool:
 
 class CandidateSet:
     """A dry run's candidates in upstream's order (non-violating, then violating),
-    built as Candidate objects only when asked for."""
+    built as Candidate objects only when asked for (``names``: the table's, for
+    the parts that are batch positions)."""
 
     __slots__ = ("_built", "_names", "_parts", "_size")
 
-    def __init__(self, names: tuple[str, ...], pools: Sequence[_Pool]) -> None:
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        parts: Sequence[Candidate | tuple[VictimBatch, IntArray, IntArray]],
+    ) -> None:
         self._names = names
-        self._parts = [part for pool in pools for part in pool.parts]
-        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in self._parts)
+        self._parts = parts
+        self._size = sum(1 if isinstance(p, Candidate) else len(p[1]) for p in parts)
         self._built: list[Candidate] | None = None
-
-    @staticmethod
-    def empty() -> CandidateSet:
-        return CandidateSet((), ())
 
     def __len__(self) -> int:
         return self._size
@@ -180,15 +138,8 @@ class CandidateSet:
             got.append(columns)
         if len(got) == 1:
             return got[0]
-        return (
-            np.concatenate([g[0] for g in got]),
-            np.concatenate([g[1] for g in got]),
-            np.concatenate([g[2] for g in got]),
-            np.concatenate([g[3] for g in got]),
-            np.concatenate([g[4] for g in got]),
-            np.concatenate([g[5] for g in got]),
-            np.concatenate([g[6] for g in got]),
-        )
+        v, h, t, c, e, has, unset = (np.concatenate(col) for col in zip(*got, strict=True))
+        return (v, h, t, c, e, has, unset)
 
 
 class DryRun:
@@ -199,14 +150,17 @@ class DryRun:
 
     def __init__(self, num_candidates: int) -> None:
         self.num_candidates = num_candidates
-        self.non_violating = _Pool(num_candidates)
-        self.violating = _Pool(num_candidates)
+        self.non_violating = CandidateList(num_candidates)
+        self.violating = CandidateList(num_candidates)
         self.statuses = LazyNodeToStatus()
         self.errs: list[str] = []
         self.done = False
 
     def size(self) -> int:
         return self.non_violating.size() + self.violating.size()
+
+    def candidates(self, names: tuple[str, ...]) -> CandidateSet:
+        return CandidateSet(names, self.non_violating.parts + self.violating.parts)
 
     def take_one(self, name: str, result: tuple[list[PodInfo], int, Status]) -> None:
         victims, num_violations, status = result
@@ -223,7 +177,7 @@ class DryRun:
             self.errs.append(status.message())
         self.statuses.set(name, status)
 
-    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: BatchAnswers) -> int:
+    def take_batch(self, names: tuple[str, ...], rows: IntArray, batch: VictimBatch) -> int:
         """Take the answers for ``rows`` in order up to the stop point; returns how
         many rows were taken (all of them unless the run is done)."""
         cand = batch.candidate
@@ -351,20 +305,26 @@ class _Scored:
         return self._f(self._names[i])
 
 
+def criteria(
+    victims: dict[str, Victims], score_funcs: list[Callable[[str], int]] | None, now: Time
+) -> list[Row]:
+    """The criteria matrix of ``victims``' candidates (in order): ``score_funcs``,
+    or the default criteria when None."""
+    if score_funcs is None:
+        return default_criteria(victim_stats_of(list(victims.values())), now)
+    names = list(victims)
+    return [_Scored(f, names) for f in score_funcs]
+
+
 def pick_one_node_for_preemption(
     victims: dict[str, Victims],
     score_funcs: list[Callable[[str], int]] | None,
     now: Time,
     randrange: Callable[[int], int],
 ) -> str:
-    """The node ``pick`` chooses among ``victims``' (in order) by ``score_funcs``,
-    or by the default criteria when None ("" when there is no candidate)."""
+    """The node ``pick`` chooses among ``victims``' (in order) by ``criteria`` (""
+    when there is no candidate)."""
     if not victims:
         return ""
     names = list(victims)
-    criteria: list[Row]
-    if score_funcs is None:
-        criteria = default_criteria(victim_stats_of(list(victims.values())), now)
-    else:
-        criteria = [_Scored(f, names) for f in score_funcs]
-    return names[pick(len(names), criteria, randrange)]
+    return names[pick(len(names), criteria(victims, score_funcs, now), randrange)]

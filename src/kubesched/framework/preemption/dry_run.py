@@ -2,12 +2,11 @@
 
 The Evaluator runs it when the policy's victim selection is DefaultPreemption's
 (``PreemptionPolicy.victim_order`` gives the ``VictimOrder`` to follow) and
-the filters allow it.
-
-When every active filter is static (its answer does not depend on the pods
-of a node) or answers what-ifs on summed requests (NodeResourcesFit), and no
-active PreFilter plugin keeps AddPod/RemovePod state, victim selection on a
-node only depends on the node's summed requests. Then, for a batch of rows:
+the filters allow it: every active filter is static (its answer does not
+depend on the pods of a node) but one resource filter (NodeResourcesFit,
+``resources.ResourceFilterPlugin``), and no active PreFilter plugin keeps
+AddPod/RemovePod state. Victim selection on a node then only depends on the
+node's summed requests. For a batch of rows:
 
 1. each node's potential victims (lower priority and allowed by the order, in
    NodeInfo order) are sorted by importance and split by PDB exactly as the
@@ -18,27 +17,27 @@ node only depends on the node's summed requests. Then, for a batch of rows:
    filters only get stricter as pods are added);
 3. one what-if filter call answers "does it fit without any victim?" for the
    whole batch (failing nodes keep their exact status);
-4. victims are reprieved slot by slot: slot ``j`` adds the j-th victim of
-   every node back, one what-if call decides for all nodes at once. When the
-   only active filter that depends on a node's pods is a resource filter
-   (NodeResourcesFit, ``resources.ResourceFilterPlugin``), its evaluator's
-   ``ResourceFit.reprieve`` does this on the plan alone, with no framework call
-   per slot (static filters passed in step 3 already).
+4. victims are reprieved slot by slot on the resource plan alone
+   (``ResourceFit.reprieve``): slot ``j`` adds the j-th victim of every node
+   back (static filters passed in step 3 already).
 
-Step 1 is cached per row in arrays (``VictimCache``) when it cannot depend on
-anything else. Victim lists are built only for the rows the Evaluator
-asks about (``VictimBatch.victims``): rows past its stop point cost array
-work only. Under the same conditions, with spec-determined filters, each
-row's whole answer is kept too (``answers.py``): a batch computes only the
-rows whose answer went stale (a few of them straight into the kept answers,
-``VictimBatcher._answer_small``) and reads the others. The per-node path
-remains the reference; tests compare both on random clusters.
+The runtime ``Framework`` (the only ``Handle`` there is) offers what this
+needs beyond ``Handle`` (``WhatIfRuntime``, declared here rather than probed
+by name; checked once per Evaluator, as ``isinstance`` on a
+``runtime_checkable`` Protocol costs tens of microseconds); with another
+handle the per-node path runs.
+
+Every row's step 1 and, where it may be kept, its whole answer live in
+``VictimCache``: a batch computes only the rows whose answer went stale
+(``VictimBatcher._answer``). Victim lists are built only for the rows the
+Evaluator asks about (``VictimBatch.victims``). The per-node path remains the
+reference; tests compare both on random clusters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,46 +47,49 @@ from kubesched.framework.interfaces import FilterPlugin, Handle
 from kubesched.framework.nodetable import BoolArray, IntArray
 from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import MSG_NO_VICTIMS, VictimOrder
-from kubesched.framework.preemption.ports import HandleExtras
-from kubesched.framework.preemption.victim_cache import (
-    NodeVictims,
-    VictimCache,
-    cacheable,
-    node_victims,
-)
+from kubesched.framework.preemption.victim_cache import VictimCache, node_victims
 from kubesched.framework.preemption.victims import StatColumns, victim_stats
 from kubesched.framework.resources import ResourceFilterPlugin, ResourceFit, ResourcePlan
 from kubesched.framework.row_answers import PodSignature
 from kubesched.framework.status import Status, error, unresolvable
 from kubesched.framework.types import PodInfo
 
-_NO_INTS: IntArray = np.zeros((0, 0), dtype=np.int64)
+
+@runtime_checkable
+class WhatIfRuntime(Protocol):
+    """The runtime's view of its filters (``runtime.framework.Framework``)."""
+
+    @property
+    def filter_plugins(self) -> Sequence[FilterPlugin]:
+        """Every Filter plugin of the profile, in order."""
+        ...
+
+    def static_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The active filters whose verdicts for this cycle hold whatever pods the
+        nodes hold (they need no asking in a dry run)."""
+        ...
+
+    def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
+        """``Handle.run_filter_what_if``'s answers for this cycle are a function of
+        the pod's spec, the skipped plugins, the nodes' own state and the rows and
+        requests asked about alone (they may be kept across dry runs)."""
+        ...
 
 
 class VictimBatcher:
-    """Answers batches of rows for one preemptor in one dry run (``__call__``)."""
+    """Answers batches of rows for one preemptor in one dry run (``__call__``).
 
-    __slots__ = (
-        "_answer_key",
-        "_cacheable",
-        "_default_order",
-        "_defaults",
-        "_extras",
-        "_handle",
-        "_key",
-        "_load",
-        "_order",
-        "_pdbs",
-        "_pod",
-        "_resource_filter",
-        "_state",
-        "cache",
-    )
+    Built by ``VictimBatcher.of`` only when the only active filter that depends on
+    a node's pods is a resource filter (``resources.ResourceFilterPlugin``): its
+    evaluator reprieves on the plan alone (``ResourceFit.reprieve``); static
+    filters need no asking, every row reprieved on passed them in step 3.
+    Otherwise the per-node path reprieves through the framework."""
 
     def __init__(
         self,
         handle: Handle,
-        extras: HandleExtras,
+        runtime: WhatIfRuntime,
+        fit: tuple[ResourceFit, ResourcePlan],
         order: VictimOrder,
         state: CycleState,
         pod: PodInfo,
@@ -95,7 +97,7 @@ class VictimBatcher:
         cache: VictimCache,
     ) -> None:
         self._handle = handle
-        self._extras = extras
+        self._fit, self._plan = fit
         self._order = order
         self._state = state
         self._pod = pod
@@ -108,21 +110,36 @@ class VictimBatcher:
         candidates: batches hand out ``victim_stats`` columns."""
         self._cacheable = self._defaults and not pdbs
         self._load: tuple[int, IntArray | None] | None = None
-        self._resource_filter: Any = cache.resource_filters.get(state.skip_filter_plugins, _UNKNOWN)
-        """``_find_resource_filter()`` once known (it depends on the skipped filters only)."""
-        runtime = extras.runtime
         self._answer_key: PodSignature | None = None
         """The preemptor's signature when whole answers may be kept per row
-        (``answers.py``), else None."""
-        if (
-            self._cacheable
-            and self._default_order
-            and runtime is not None
-            and runtime.what_if_spec_determined(state, pod)
-        ):
+        (``victim_cache.py``), else None."""
+        if self._cacheable and self._default_order and runtime.what_if_spec_determined(state, pod):
             self._answer_key = PodSignature(
                 handle, pod.facts, state.skip_filter_plugins, pod.pod.priority, pod.pod.node_name
             )
+
+    @staticmethod
+    def of(
+        handle: Handle,
+        runtime: WhatIfRuntime,
+        order: VictimOrder,
+        state: CycleState,
+        pod: PodInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+        cache: VictimCache,
+    ) -> VictimBatcher | None:
+        """The batcher for this dry run, or None when no resource filter decides the
+        reprieve alone (see the class docstring)."""
+        skip = state.skip_filter_plugins
+        if skip not in cache.resource_filters:
+            cache.resource_filters[skip] = _resource_filter(runtime, state, pod)
+        found = cache.resource_filters[skip]
+        plan = None if found is None else found.resource_plan(state, pod)
+        if plan is None:
+            return None
+        assert found is not None
+        fit = (found.resource_fit, plan)
+        return VictimBatcher(handle, runtime, fit, order, state, pod, pdbs, cache)
 
     def __call__(self, rows: IntArray) -> VictimBatch | None:
         """The answers for ``rows`` (distinct live rows), or None when the filters
@@ -136,62 +153,32 @@ class VictimBatcher:
 
     def _answered(self, rows: IntArray) -> VictimBatch | _Restart | None:
         """``_run`` with the kept answers of rows whose inputs did not change
-        (``answers.py``); only the others are computed."""
-        local = self._entries(rows)
-        if isinstance(local, _Restart):
-            return local
-        if local:
-            return self._run(rows)  # some row cannot be kept (unknown start times)
+        (``victim_cache.py``); only the others are computed."""
+        kept = self._entries(rows)
+        if isinstance(kept, _Restart):
+            return kept
+        if not kept:
+            return self._run(rows, cached=True)  # some row cannot be kept
         nominated = self._nominated()
         if isinstance(nominated, _Restart):
             return nominated
         table = self._handle.table
-        answers = self.cache.answers
+        cache = self.cache
         assert self._answer_key is not None
-        answers.use((self._answer_key, table.node_generation, table.layout_generation))
-        stale = answers.stale(rows, nominated)
-        if 0 < len(stale) <= _SMALL and len(stale) < len(rows):
-            done = self._answer_small(rows.take(stale), nominated)
-            if done is None:
-                return None
-            if done:
-                stale = stale[:0]
-        if len(stale):
-            computed = rows if len(stale) == len(rows) else rows.take(stale)
-            got = self._run(computed, cached=True)
-            if got is None or isinstance(got, _Restart):
-                return got
-            if not answers.store(computed, got, nominated):
-                return got if computed is rows else self._run(rows)
-            if computed is rows:
-                return got
-        cand, status, pos, slots, entries, stats = answers.batch(rows, self.cache.ordered)
-        b, nf = len(rows), len(entries)
-        no = np.zeros(b, dtype=np.bool_)
-        return VictimBatch(
-            cand,
-            no,
-            status,
-            answers.statuses,  # append-only (a new key starts a new list)
-            pos,
-            slots,
-            entries,
-            np.zeros(nf, dtype=np.int64),
-            self._key,
-            stats,
-        )
+        cache.use((self._answer_key, table.node_generation, table.layout_generation))
+        stale = cache.stale(rows, nominated)
+        if len(stale) and not self._answer(rows.take(stale), nominated):
+            return None
+        return cache.batch(rows, self._key)
 
-    def _answer_small(self, rows: IntArray, nominated: IntArray | None) -> bool | None:
-        """``_run`` for a few rows, straight into the kept answers (numpy's per-call
-        cost dominates there): the same what-if call for "every victim removed",
-        then the resource filter's reprieve and the victims' stats row by row.
-        False when its condition does not hold (no resource filter alone); None
-        when the filters cannot answer (as ``_run``)."""
-        resources = self._resources()
-        if resources is None:
-            return False
-        fit, plan = resources
-        cache, answers = self.cache, self.cache.answers
+    def _answer(self, rows: IntArray, nominated: IntArray | None) -> bool:
+        """``_run`` for the stale rows of a batch, straight into the kept answers,
+        element by element where ``_run`` builds batch arrays (usually a row or
+        two: numpy's per-call cost would dominate): the same what-if call for
+        "every victim removed" (one row: its Python form), the resource filter's
+        reprieve, the victims' stats. False when the filters cannot answer (as
+        ``_run``)."""
+        cache = self.cache
         counts = cache.count.take(rows).tolist()
         h = self._handle
         table = h.table
@@ -210,7 +197,7 @@ class VictimBatcher:
             if len(live) == 1:
                 one = h.run_filter_what_if_row(self._state, self._pod, int(live_rows[0]), base[0])
                 if one is None:
-                    return None
+                    return False
                 if one.is_success():
                     passes.append(0)
                 else:
@@ -219,7 +206,7 @@ class VictimBatcher:
             else:
                 what_if = h.run_filter_what_if(self._state, self._pod, live_rows, base)
                 if what_if is None:
-                    return None
+                    return False
                 index, found = what_if
                 statuses.extend(found)
                 for k, i in enumerate(index.tolist()):
@@ -231,7 +218,9 @@ class VictimBatcher:
                 fit_rows = live_rows.take(passes)
                 longest = max(counts[live[k]] for k in passes)
                 victims = cache.requests.take(fit_rows, axis=0)[:, :longest]
-                slots = fit.reprieve(plan, table, fit_rows, base.take(passes, axis=0), victims)
+                slots = self._fit.reprieve(
+                    self._plan, table, fit_rows, base.take(passes, axis=0), victims
+                )
         kept: list[tuple[int, list[bool]]] = []
         stats: StatColumns | None = None
         if slots is not None:
@@ -242,27 +231,26 @@ class VictimBatcher:
                 victim = row_stays[: counts[i]]
                 if not any(victim):
                     status_of[i] = len(statuses)
-                    name = table.names[row_list[i]]
-                    statuses.append(error(f'expected at least one victim pod on node "{name}"'))
+                    statuses.append(_no_victim_error(table.names[row_list[i]]))
                     continue
                 status_of[i] = -1
                 keep.append(k)
                 kept.append((i, victim))
             if keep:
-                # Cached rows: no PDB, every start time known, victims in the
-                # default order (``VictimCache``).
                 n = slots.shape[0]
                 stats = victim_stats(
                     slots[:, keep],
                     cache.victim_priority.take(fit_rows[keep], axis=0)[:, :n].T,
                     cache.victim_start.take(fit_rows[keep], axis=0)[:, :n].T,
+                    cache.victim_known.take(fit_rows[keep], axis=0)[:, :n].T,
                 )
-        answers.keep_few(rows, statuses, status_of, kept, stats, nominated)
+        cache.keep(rows, statuses, status_of, kept, stats, nominated)
         return True
 
-    def _entries(self, rows: IntArray) -> _Restart | dict[int, NodeVictims | None]:
-        """Bring the cache up to date for ``rows``; the entries that cannot be cached
-        by batch position."""
+    def _entries(self, rows: IntArray) -> _Restart | bool:
+        """Bring the cache up to date for ``rows``; True when every entry may be
+        kept (``VictimCache.valid``), False when some depends on more than the row
+        and the preemptor's priority."""
         pod = self._pod
         table = self._handle.table
         cache = self.cache
@@ -271,11 +259,11 @@ class VictimBatcher:
         prio = pod.pod.priority
         if self._cacheable:
             stale = (~cache.valid[rows] | (cache.priority[rows] != prio)).nonzero()[0]
+            stale_rows = rows.take(stale).tolist()
         else:
-            stale = np.arange(len(rows))
-        local: dict[int, NodeVictims | None] = {}
-        for p in stale.tolist():
-            row = int(rows[p])
+            stale_rows = rows.tolist()
+        all_kept = True
+        for row in stale_rows:
             node = infos[row]
             assert node is not None
             entry = node_victims(
@@ -283,11 +271,13 @@ class VictimBatcher:
             )
             if table.layout_generation != cache.layout:
                 return _RESTART
-            if self._cacheable and (entry is None or cacheable(entry)):
-                cache.store(row, prio, entry)
-            else:
-                local[p] = entry
-        return local
+            # A kept entry's order must not depend on the clock (no unset start time).
+            keep = self._cacheable and (
+                entry is None or all(q.pod.start_time is not None for q in entry.ordered)
+            )
+            cache.store(row, prio, entry, keep)
+            all_kept = all_kept and keep
+        return all_kept
 
     def _nominated(self) -> _Restart | IntArray | None:
         """The summed requests of the nominated pods that count, as a dense
@@ -302,126 +292,57 @@ class VictimBatcher:
             dense = index.dense(self._pod, table)
             if table.layout_generation != self.cache.layout:
                 return _RESTART
-            if dense is not None:
-                self._load = (table.layout_generation, dense)
-                return dense
-            load_rows, load = index.query(self._pod, table)
-            if table.layout_generation != self.cache.layout:
-                return _RESTART
-            if len(load_rows):
-                dense = np.zeros((table.capacity, len(table.resources)), dtype=np.int64)
-                dense[load_rows, : load.shape[1]] = load
+            if dense is None:
+                load_rows, load = index.query(self._pod, table)
+                if table.layout_generation != self.cache.layout:
+                    return _RESTART
+                if len(load_rows):
+                    dense = np.zeros((table.capacity, len(table.resources)), dtype=np.int64)
+                    dense[load_rows, : load.shape[1]] = load
             self._load = (table.layout_generation, dense)
         return self._load[1]
 
     def _run(self, rows: IntArray, cached: bool = False) -> VictimBatch | _Restart | None:
         """The batch for ``rows`` computed in full (``cached``: every row's entry was
         just brought up to date in the cache)."""
-        h = self._handle
-        state, pod = self._state, self._pod
-        local = {} if cached else self._entries(rows)
-        if isinstance(local, _Restart):
-            return local
+        if not cached:
+            got = self._entries(rows)
+            if isinstance(got, _Restart):
+                return got
         nominated = self._nominated()
         if isinstance(nominated, _Restart):
             return nominated
-        cache = self.cache
+        h, cache = self._handle, self.cache
         table = h.table
-        width = len(table.resources)
         b = len(rows)
-        counts = cache.count[rows]
-        if local:
-            for p, entry in local.items():
-                counts[p] = 0 if entry is None else len(entry.ordered)
+        counts = cache.count.take(rows)
         no_victims = unresolvable(MSG_NO_VICTIMS)
-        live = (counts > 0).nonzero()[0]
-        if len(live) == 0:
-            none = np.zeros(b, dtype=np.bool_)
-            zeros = np.zeros(b, dtype=np.int64)  # 0: no_victims
+        live = counts.nonzero()[0]
+        if len(live) == 0:  # every row fails with no_victims (index 0)
+            no, zeros = np.zeros(b, dtype=np.bool_), np.zeros(b, dtype=np.int64)
+            empty, none = np.zeros((0, 0), dtype=np.bool_), np.empty(0, dtype=object)
             return VictimBatch(
-                none,
-                none,
-                zeros,
-                [no_victims],
-                np.full(b, -1, dtype=np.int64),
-                np.zeros((0, 0), dtype=np.bool_),
-                np.empty(0, dtype=object),
-                zeros,
-                self._key,
-                None,
+                no, no, zeros, [no_victims], zeros - 1, empty, none, zeros, self._key, None
             )
-        live_rows = rows[live]
-        base_m = cache.base.take(live_rows, axis=0)  # take: much faster than [rows]
-        local_live: list[tuple[int, NodeVictims]] = []
-        if local:
-            at = {int(p): k for k, p in enumerate(live.tolist())}
-            for p, entry in local.items():
-                if entry is not None:
-                    k = at[p]
-                    local_live.append((k, entry))
-                    base_m[k] = 0
-                    base_m[k, : entry.base.shape[0]] = entry.base
+        live_rows = rows.take(live)
+        base = cache.base.take(live_rows, axis=0)  # take: much faster than [rows]
         if nominated is not None:
             # The nominated pods of equal or higher priority count (filter pass 1).
-            base_m += nominated.take(live_rows, axis=0)
-        what_if = h.run_filter_what_if(state, pod, live_rows, base_m)
+            base += nominated.take(live_rows, axis=0)
+        what_if = h.run_filter_what_if(self._state, self._pod, live_rows, base)
         if what_if is None:
             return None
         index, statuses = what_if
         fits = (index < 0).nonzero()[0]
         nf = len(fits)
-        fit_rows = live_rows[fits]
-        fit_pos = live[fits]  # batch positions of the rows that fit without victims
-        lens = counts[fit_pos]
-        max_len = int(lens.max()) if nf else 0
-        with_stats = self._default_order
-        entries = cache.ordered[fit_rows]  # the lists as of now (the cache moves on)
-        fit_local: list[tuple[int, NodeVictims]] = []
-        if local_live:
-            fit_at = {int(k): i for i, k in enumerate(fits.tolist())}
-            fit_local = [(fit_at[k], e) for k, e in local_live if k in fit_at]
-        n_violating = np.zeros(nf, dtype=np.int64)
-        v_known: BoolArray | None = None  # None: every victim has a start time
-        if fit_local or max_len > cache.requests.shape[1]:
-            requests = np.zeros((nf, max_len, width), dtype=np.int64)
-            v_prio = np.zeros((nf, max_len), dtype=np.int64)
-            v_start = np.zeros((nf, max_len), dtype=np.int64)
-            v_known = np.ones((nf, max_len), dtype=np.bool_)
-            take = min(max_len, cache.requests.shape[1])
-            requests[:, :take] = cache.requests[fit_rows, :take]
-            if with_stats:
-                v_prio[:, :take] = cache.victim_priority[fit_rows, :take]
-                v_start[:, :take] = cache.victim_start[fit_rows, :take]
-            for i, entry in fit_local:
-                r = entry.requests
-                requests[i] = 0
-                requests[i, : r.shape[0], : r.shape[1]] = r
-                n_violating[i] = entry.n_violating
-                entries[i] = entry.ordered
-                if with_stats:
-                    m = len(entry.ordered)
-                    v_prio[i, :m] = [q.pod.priority for q in entry.ordered]
-                    starts = [q.pod.start_time for q in entry.ordered]
-                    v_start[i, :m] = [0 if t is None else t for t in starts]
-                    v_known[i, :m] = [t is not None for t in starts]
-        else:
-            # Every row is cached: its slots past its count hold zeros (``store``).
-            requests = cache.requests.take(fit_rows, axis=0)[:, :max_len]
-            if with_stats:
-                v_prio = cache.victim_priority.take(fit_rows, axis=0)[:, :max_len]
-                v_start = cache.victim_start.take(fit_rows, axis=0)[:, :max_len]
-            else:
-                v_prio = v_start = _NO_INTS
-        cur = base_m.take(fits, axis=0)
-        resources = self._resources() if max_len else None
-        if resources is not None:
-            fit, plan = resources
-            victim_slots = fit.reprieve(plan, table, fit_rows, cur, requests)
-        else:
-            generic = self._reprieve_generic(fit_rows, cur, requests, lens)
-            if generic is None:
-                return None
-            victim_slots = np.ascontiguousarray(generic.T)
+        fit_rows = live_rows.take(fits)
+        fit_pos = live.take(fits)  # batch positions of the rows that fit without victims
+        max_len = int(counts.take(fit_pos).max()) if nf else 0
+        # Slots past a row's count hold zero requests (``VictimCache.store``).
+        requests = cache.requests.take(fit_rows, axis=0)[:, :max_len]
+        victim_slots = self._fit.reprieve(
+            self._plan, table, fit_rows, base.take(fits, axis=0), requests
+        )
         # Statuses: the what-if's, then "no victims", then per-node errors.
         out_statuses = list(statuses)
         fail_index = np.full(b, len(out_statuses), dtype=np.int64)
@@ -431,33 +352,28 @@ class VictimBatcher:
         candidate = np.zeros(b, dtype=np.bool_)
         candidate[fit_pos] = has
         violating = np.zeros(b, dtype=np.bool_)
+        n_violating = cache.n_violating.take(fit_rows)
         any_violating = bool(n_violating.any())
         if any_violating:
             viol = (victim_slots & (np.arange(max_len)[:, None] < n_violating)).any(axis=0)
             violating[fit_pos] = viol & has
         all_have = bool(has.all())
         if not all_have:
-            names = table.names
             for i in np.flatnonzero(~has).tolist():
                 p = int(fit_pos[i])
                 fail_index[p] = len(out_statuses)
-                out_statuses.append(
-                    error(f'expected at least one victim pod on node "{names[int(rows[p])]}"')
-                )
+                out_statuses.append(_no_victim_error(table.names[int(rows[p])]))
         pos = np.full(b, -1, dtype=np.int64)
         pos[fit_pos] = np.arange(nf)
-        stats = (
-            victim_stats(
+        stats = None
+        if self._default_order and nf and (all_have or has.any()):
+            stats = victim_stats(
                 victim_slots,
-                np.ascontiguousarray(v_prio.T),
-                np.ascontiguousarray(v_start.T),
-                known=None if v_known is None else np.ascontiguousarray(v_known.T),
-                n_violating=n_violating if any_violating else None,
-                nonempty=has if all_have else None,
+                np.ascontiguousarray(cache.victim_priority.take(fit_rows, axis=0)[:, :max_len].T),
+                np.ascontiguousarray(cache.victim_start.take(fit_rows, axis=0)[:, :max_len].T),
+                np.ascontiguousarray(cache.victim_known.take(fit_rows, axis=0)[:, :max_len].T),
+                n_violating if any_violating else None,
             )
-            if with_stats and nf and (all_have or has.any())
-            else None
-        )
         return VictimBatch(
             candidate,
             violating,
@@ -465,67 +381,32 @@ class VictimBatcher:
             out_statuses,
             pos,
             victim_slots,
-            entries,
+            cache.ordered[fit_rows],  # the lists as of now (the cache moves on)
             n_violating,
             self._key,
             stats,
         )
 
-    def _reprieve_generic(
-        self, fit_rows: IntArray, cur: IntArray, requests: IntArray, lens: IntArray
-    ) -> BoolArray | None:
-        """Step 4 through ``run_filter_what_if_passes``: ``slots[i, j]`` says the j-th
-        potential victim of ``fit_rows[i]`` stays a victim (None: a filter cannot
-        answer)."""
-        h, state, pod = self._handle, self._state, self._pod
-        max_len = requests.shape[1]
-        victim_slots = np.zeros((len(fit_rows), max_len), dtype=np.bool_)
-        for j in range(max_len):
-            sel = np.flatnonzero(lens > j) if j else np.arange(len(fit_rows))
-            if len(sel) == 0:
-                continue
-            cand = cur[sel] + requests[sel, j]
-            ok = h.run_filter_what_if_passes(state, pod, fit_rows[sel], cand)
-            if ok is None:
-                return None
-            cur[sel[ok]] = cand[ok]
-            victim_slots[sel[~ok], j] = True
-        return victim_slots
 
-    def _resources(self) -> tuple[ResourceFit, ResourcePlan] | None:
-        """The evaluator and this cycle's plan of the only active filter that depends
-        on a node's pods, when it is a resource filter; None otherwise (the reprieve
-        loop then asks the framework). Static filters need no asking: every row
-        reprieved on passed them in the "all victims removed" check."""
-        found = self._resource_filter
-        if found is _UNKNOWN:
-            found = self._resource_filter = self._find_resource_filter()
-            self.cache.resource_filters[self._state.skip_filter_plugins] = found
-        if found is None:
+def _resource_filter(
+    runtime: WhatIfRuntime, state: CycleState, pod: PodInfo
+) -> ResourceFilterPlugin | None:
+    """The only active non-static filter if it is a resource filter, or None (it
+    depends on the skipped filters only: every derived filter is static here)."""
+    skip = state.skip_filter_plugins
+    static = runtime.static_filters(state, pod)
+    found: FilterPlugin | None = None
+    for p in runtime.filter_plugins:
+        if p.name in skip or p.name in static:
+            continue
+        if found is not None:
             return None
-        plan = found.resource_plan(self._state, self._pod)
-        return None if plan is None else (found.resource_fit, plan)
-
-    def _find_resource_filter(self) -> ResourceFilterPlugin | None:
-        """The only active non-static filter if it is a resource filter, or None."""
-        runtime = self._extras.runtime
-        if runtime is None:
-            return None
-        skip = self._state.skip_filter_plugins
-        static = runtime.static_filters(self._state, self._pod)
-        found: FilterPlugin | None = None
-        for p in runtime.filter_plugins:
-            if p.name in skip or p.name in static:
-                continue
-            if found is not None:
-                return None
-            found = p
-        return found if isinstance(found, ResourceFilterPlugin) else None
+        found = p
+    return found if isinstance(found, ResourceFilterPlugin) else None
 
 
-_UNKNOWN: Final = object()
-_SMALL: Final = 4
-"""Stale rows up to which a batch's answers are computed in plain Python."""
+def _no_victim_error(name: str) -> Status:
+    return error(f'expected at least one victim pod on node "{name}"')
 
 
 class _Restart:

@@ -36,6 +36,7 @@ from typing import Final
 
 import numpy as np
 
+from kubesched.api.goformat import go_aggregate
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.interfaces import Handle
@@ -44,17 +45,16 @@ from kubesched.framework.preemption.candidates import (
     Candidate,
     CandidateSet,
     DryRun,
+    criteria,
     default_criteria,
     pick,
-    pick_one_node_for_preemption,
     rotated,
 )
-from kubesched.framework.preemption.dry_run import VictimBatcher
+from kubesched.framework.preemption.dry_run import VictimBatcher, WhatIfRuntime
 from kubesched.framework.preemption.executor import Executor
-from kubesched.framework.preemption.policy import PreemptionPolicy, VictimOrder
-from kubesched.framework.preemption.ports import HandleExtras
+from kubesched.framework.preemption.outcome import PreemptionOutcome
+from kubesched.framework.preemption.policy import PreemptionPolicy
 from kubesched.framework.preemption.victim_cache import VictimCache
-from kubesched.framework.preemption.victims import Victims
 from kubesched.framework.results import Diagnosis, FitError, NodeToStatus, PostFilterResult
 from kubesched.framework.status import SUCCESS, Code, Status, error, unresolvable
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -63,42 +63,6 @@ MSG_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE: Final = "no candidate node for preemption"
 MSG_NO_NODES: Final = "no nodes available"
 MSG_WAITING: Final = "waiting for the preemption for this pod to be finished"
-
-
-class PreemptionOutcome:
-    """What happened in one Preempt call, for explanations and reports
-    (``candidates`` are built when first read)."""
-
-    __slots__ = (
-        "candidate_set",
-        "chosen",
-        "chosen_pods",
-        "num_candidates",
-        "offset",
-        "order",
-        "pdbs",
-        "statuses",
-    )
-
-    def __init__(self) -> None:
-        self.candidate_set: CandidateSet | None = None
-        self.chosen: Candidate | None = None
-        self.chosen_pods: list[PodInfo] = []
-        """The pods on the chosen node when it was chosen (before any eviction)."""
-        self.statuses: NodeToStatus | None = None
-        self.offset = 0
-        self.num_candidates = 0
-        """Where the dry run started among the potential nodes, and how many
-        candidates it looked for (upstream GetOffsetAndNumCandidates)."""
-        self.pdbs: Sequence[PodDisruptionBudget] = ()
-        self.order: VictimOrder | None = None
-        """The PDBs the dry run saw and the policy's victim order (None: the
-        policy selects victims its own way)."""
-
-    @property
-    def candidates(self) -> list[Candidate]:
-        cs = self.candidate_set
-        return cs.materialize() if cs is not None else []
 
 
 class Evaluator(Executor):
@@ -116,21 +80,21 @@ class Evaluator(Executor):
         super().__init__(handle, async_preemption=async_preemption)
         self.plugin_name = plugin_name
         self.policy = policy
-        self.last: PreemptionOutcome | None = None
         self._candidate_rate = 0.0
         """Candidates per node visited in the last batched dry run (sizes the first
         batch of the next one; 0 = unknown)."""
         self._victim_cache = VictimCache()
         """Step 1 of the batched dry run per table row, across dry runs."""
-        self._extras: HandleExtras | None = None
-        """The handle's extras, resolved at the first batched dry run."""
+        self._runtime: WhatIfRuntime | None = None
+        """The handle as a ``WhatIfRuntime`` (None: not one, the per-node path
+        runs), resolved at the first dry run (the profile is built by then)."""
+        self._resolved = False
 
     # ------------------------------------------------------------------ entry
     def preempt(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         h = self.handle
-        self.last = PreemptionOutcome()
         latest = h.reader.get_pod(pod.pod.namespace, pod.pod.name)
         if latest is None:
             return None, error(f'pod "{pod.pod.name}" not found')
@@ -146,46 +110,45 @@ class Evaluator(Executor):
         all_names = table.ordered_names
         if not all_names:
             return None, error(MSG_NO_NODES)
-        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
-        self.last.candidate_set = candidates
-        self.last.statuses = node_statuses
+        outcome = PreemptionOutcome()
+        candidates, node_statuses, errs = self.find_candidates(state, pod, statuses, outcome)
+        outcome.candidate_set, outcome.statuses = candidates, node_statuses
         if errs and not len(candidates):
             return None, error(go_aggregate(errs))
         if not len(candidates):
             node_statuses.absent = unresolvable(MSG_NOT_HELPFUL)
             fit = FitError(pod.pod, len(all_names), Diagnosis(node_to_status=node_statuses))
-            return PostFilterResult.nominated("", self.last), Status(Code.UNSCHEDULABLE, str(fit))
-        best = self._select(candidates)
+            return PostFilterResult.nominated("", outcome), Status(Code.UNSCHEDULABLE, str(fit))
+        best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, MSG_NO_CANDIDATE)
-        self.last.chosen = best
+        outcome.chosen = best
         info = table.infos[table.row_of[best.name]]
-        self.last.chosen_pods = list(info.pods) if info is not None else []
+        outcome.chosen_pods = list(info.pods) if info is not None else []
         s = self.prepare_candidate(best, pod)
         if not s.is_success():
             return None, s
-        return PostFilterResult.nominated(best.name, self.last), SUCCESS
+        return PostFilterResult.nominated(best.name, outcome), SUCCESS
 
     # ------------------------------------------------------------------ candidates
     def find_candidates(
-        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
-    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
-        candidates, node_statuses, errs = self._find_candidates(state, pod, statuses)
-        return candidates.materialize(), node_statuses, errs
-
-    def _find_candidates(
-        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        statuses: NodeToStatus,
+        outcome: PreemptionOutcome | None = None,
     ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
+        """FindCandidates; ``outcome`` (if given) is told the dry run's inputs."""
         table = self.handle.table
         rows = statuses.rows_for_status_code(table, Code.UNSCHEDULABLE)
         if len(rows) == 0:
-            return CandidateSet.empty(), NodeToStatus(), []
+            return CandidateSet((), ()), NodeToStatus(), []
         pdbs = list(self.handle.pdbs())
         offset, num = self.policy.offset_and_num_candidates(len(rows))
-        if self.last is not None:
-            self.last.offset, self.last.num_candidates = offset, num
-            self.last.pdbs, self.last.order = pdbs, self.policy.victim_order()
-        return self._dry_run(state, pod, rows, None, pdbs, offset, num)
+        if outcome is not None:
+            outcome.offset, outcome.num_candidates = offset, num
+            outcome.pdbs, outcome.order = pdbs, self.policy.victim_order()
+        return self._dry_run(state, pod, rows, pdbs, offset, num)
 
     def dry_run_preemption(
         self,
@@ -204,9 +167,7 @@ class Evaluator(Executor):
         much work runs past the stop point, never the result)."""
         row_of = self.handle.table.row_of
         rows = np.array([row_of[n.name] for n in potential], dtype=np.int64)
-        candidates, statuses, errs = self._dry_run(
-            state, pod, rows, potential, pdbs, offset, num_candidates
-        )
+        candidates, statuses, errs = self._dry_run(state, pod, rows, pdbs, offset, num_candidates)
         return candidates.materialize(), statuses, errs
 
     def _dry_run(
@@ -214,13 +175,11 @@ class Evaluator(Executor):
         state: CycleState,
         pod: PodInfo,
         rows: IntArray,
-        potential: Sequence[NodeInfo] | None,
         pdbs: Sequence[PodDisruptionBudget],
         offset: int,
         num_candidates: int,
     ) -> tuple[CandidateSet, NodeToStatus, list[str]]:
-        """``dry_run_preemption`` over table rows (``potential``: their NodeInfos,
-        else the table's)."""
+        """``dry_run_preemption`` over table rows."""
         run = DryRun(num_candidates)
         table = self.handle.table
         names = table.names_snapshot()
@@ -250,50 +209,35 @@ class Evaluator(Executor):
                     continue
                 i += run.take_batch(names, chunk, batch)
                 continue
-            row = int(rows[(offset + i) % n])
-            if potential is not None:
-                info = potential[(offset + i) % n]
-            else:
-                got = table.infos[row]
-                assert got is not None
-                info = got
+            info = table.infos[int(rows[(offset + i) % n])]
+            assert info is not None
             node = info.clone()
             result = self.policy.select_victims_on_node(state.clone(), pod, node, pdbs)
             run.take_one(node.name, result)
             i += 1
         if size and i:
             self._candidate_rate = max(run.non_violating.added + run.violating.added, 1) / i
-        return CandidateSet(names, [run.non_violating, run.violating]), run.statuses, run.errs
+        return run.candidates(names), run.statuses, run.errs
 
     # ------------------------------------------------------------------ choice
-    def _select(self, candidates: CandidateSet) -> Candidate | None:
-        """``select_candidate`` on a dry run's candidates: when every candidate has
-        its stats as columns (the default criteria apply), the pick runs on them
-        and only the chosen candidate is built."""
+    def select_candidate(self, candidates: CandidateSet | Sequence[Candidate]) -> Candidate | None:
+        """SelectCandidate (R5.8): one left wins; else ``pick`` on the criteria: the
+        candidates' stats columns when every one has them (the default criteria
+        apply: only the chosen candidate is built), else the policy's
+        ``ordered_score_funcs`` or the default criteria on the victim lists."""
+        if not isinstance(candidates, CandidateSet):
+            candidates = CandidateSet((), candidates)
         n = len(candidates)
-        if n == 1:
-            return candidates.at(0)
-        columns = candidates.stats() if n else None
-        if columns is None:
-            return self.select_candidate(candidates.materialize())
-        criteria = default_criteria(columns, self.handle.clock.now())
-        return candidates.at(pick(n, criteria, self.handle.rng.randrange))
-
-    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
-        if not candidates:
-            return None
-        if len(candidates) == 1:
-            return candidates[0]
-        victims: dict[str, Victims] = {}
-        for c in candidates:
-            victims[c.name] = c.victims
-        funcs = self.policy.ordered_score_funcs(victims)
+        if n <= 1:
+            return candidates.at(0) if n else None
         now = self.handle.clock.now()
-        name = pick_one_node_for_preemption(victims, funcs, now, self.handle.rng.randrange)
-        for c in candidates:
-            if c.name == name:
-                return c
-        return candidates[0]
+        columns = candidates.stats()
+        if columns is not None:
+            rows = default_criteria(columns, now)
+        else:
+            victims = {c.name: c.victims for c in candidates.materialize()}
+            rows = criteria(victims, self.policy.ordered_score_funcs(victims), now)
+        return candidates.at(pick(n, rows, self.handle.rng.randrange))
 
     def _victim_batcher(
         self, state: CycleState, pod: PodInfo, pdbs: Sequence[PodDisruptionBudget]
@@ -304,19 +248,11 @@ class Evaluator(Executor):
         order = self.policy.victim_order()
         if order is None or not self.handle.what_if_supported(state, pod):
             return None
-        extras = self._extras
-        if extras is None:
-            extras = self._extras = HandleExtras.of(self.handle)
-        return VictimBatcher(self.handle, extras, order, state, pod, pdbs, self._victim_cache)
-
-
-def go_aggregate(messages: Sequence[str]) -> str:
-    """Go's ``utilerrors.NewAggregate(errs).Error()``: duplicates dropped, one message
-    as is, several as ``[a, b]``."""
-    seen: list[str] = []
-    for m in messages:
-        if m not in seen:
-            seen.append(m)
-    if len(seen) == 1:
-        return seen[0]
-    return "[" + ", ".join(seen) + "]"
+        if not self._resolved:
+            h = self.handle
+            self._runtime, self._resolved = (h if isinstance(h, WhatIfRuntime) else None), True
+        if self._runtime is None:
+            return None
+        return VictimBatcher.of(
+            self.handle, self._runtime, order, state, pod, pdbs, self._victim_cache
+        )

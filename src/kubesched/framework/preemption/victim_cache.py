@@ -1,75 +1,85 @@
-"""Step 1 of the batched dry run, kept per table row (``dry_run.py``).
+"""The batched dry run's per-row store (``dry_run.py``): step 1 and whole answers.
 
-A node's potential victims — the pods the ``VictimOrder`` allows, sorted most
-important first and split by PDB exactly as the per-node SelectVictimsOnNode
-does — with each victim's request vector and what is left of the node's
-requests without them (``node_victims``). ``VictimCache`` keeps them per row in
-arrays when they cannot depend on anything else: default eligibility and
-ordering, no PDB, every potential victim with a start time (``cacheable``).
-An entry stays valid until the table logs a change of its row (every NodeInfo
-change is mirrored there) or the preemptor's priority differs; a batch gathers
-its rows with fancy indexing and only rows whose node changed run this Python.
+Step 1 on a node: its potential victims — the pods the ``VictimOrder`` allows,
+sorted most important first and split by PDB exactly as the per-node
+SelectVictimsOnNode does — with each victim's request vector and what is left
+of the node's requests without them (``node_victims``). ``VictimCache`` holds
+every row's step 1 in arrays; an entry is kept (``valid``) when it cannot
+depend on anything but the row and the preemptor's priority (default
+eligibility and ordering, no PDB, every potential victim with a start time),
+until the table logs a change of its row (every NodeInfo change is mirrored
+there); a batch gathers its rows with fancy indexing and only rows whose node
+changed run this Python.
+
+On top of a kept entry, and with filters whose what-if answers are a function
+of the pod's spec alone (``Framework.what_if_spec_determined``), the row's
+whole answer of ``SelectVictimsOnNode`` is kept too (``answered``). It depends
+on nothing but:
+
+- the row's pods: storing a fresh entry drops the row's answer (``store``);
+- the preemptor's spec, priority, framework and skipped filters, and the nodes'
+  own state (``NodeTable.node_generation``): the key of all answers (``use``);
+- the summed requests of the nominated pods that count on the row: kept with
+  the answer and compared (``stale``).
+
+A burst of identical preemptors (upstream's PreemptionBasic) changes a node or
+two per dry run, while each dry run visits a hundred nodes or more: the
+batcher computes the rows whose answer is stale and reads the others from
+here (``batch``), which gives exactly the batch it would have computed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from kubesched.api.types import PodDisruptionBudget
 from kubesched.framework.nodetable import IntArray, NodeTable
-from kubesched.framework.preemption.answers import AnswerCache
+from kubesched.framework.preemption.batch import VictimBatch
 from kubesched.framework.preemption.policy import VictimOrder
+from kubesched.framework.preemption.victims import StatColumns
 from kubesched.framework.resources import ResourceFilterPlugin
-from kubesched.framework.row_answers import RowAnswers, RowEntry
+from kubesched.framework.row_answers import PodSignature, RowAnswers, RowEntry
+from kubesched.framework.status import Status, StatusList
 from kubesched.framework.types import NodeInfo, PodInfo
 
+AnswerKey = tuple[PodSignature, int, int]
+"""The preemptor's signature, the table's node and layout generations."""
 
-class NodeVictims:
-    """A node's ordered potential victims, their requests and what is left without them."""
+_STAT_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.int64, np.bool_, np.bool_)
+_SLOTTED = ("requests", "victim_priority", "victim_start", "victim_known", "slots")
+"""The arrays with a victim-slot axis (axis 1): grown together."""
 
-    __slots__ = ("base", "n_violating", "ordered", "requests")
 
-    def __init__(
-        self, ordered: list[PodInfo], n_violating: int, requests: IntArray, base: IntArray
-    ) -> None:
-        self.ordered = ordered
-        self.n_violating = n_violating
-        self.requests = requests
-        """(victims, width): each victim's request vector (pods column = 1)."""
-        self.base = base
-        """The node's requests without any potential victim (no nominated pods)."""
+class NodeVictims(NamedTuple):
+    """A node's ordered potential victims (the first ``n_violating`` violate a
+    PDB), their request vectors ``(victims, width)`` (pods column = 1) and the
+    node's requests without any of them (no nominated pods)."""
+
+    ordered: list[PodInfo]
+    n_violating: int
+    requests: IntArray
+    base: IntArray
 
 
 class VictimCache(RowEntry):
-    """Step 1 per row, as arrays, for one Evaluator (see the module docstring).
+    """Every row's step 1 and kept answer, as arrays, for one Evaluator.
 
-    Row ``r`` is valid for a preemptor of priority ``p`` when ``valid[r]`` (no
-    change of the row logged by the table since it was stored: the table mirrors
-    every NodeInfo change, its vector paths rely on that too) and
-    ``priority[r] == p``; ``count[r]``
-    victims (0: none), ``ordered[r]`` the PodInfos, ``base[r]`` the requests
-    left without them, ``requests[r, j]`` the j-th victim's request vector,
-    ``victim_priority[r, j]`` and ``victim_start[r, j]`` its priority and start
-    time (cached victims all have one)."""
+    Step 1 of row ``r`` (stored by ``store``): ``count[r]`` potential victims
+    (0: none), ``ordered[r]`` the PodInfos (the first ``n_violating[r]`` violate
+    a PDB), ``base[r]`` the requests left without them, ``requests[r, j]`` the
+    j-th one's request vector, ``victim_priority``, ``victim_start`` and
+    ``victim_known`` its priority and start time (known or not); slots past
+    the count hold zero requests. It may be reused for a preemptor of priority
+    ``p`` when ``valid[r]`` and ``priority[r] == p``.
 
-    __slots__ = (
-        "_rows",
-        "answers",
-        "base",
-        "count",
-        "layout",
-        "ordered",
-        "priority",
-        "requests",
-        "resource_filters",
-        "valid",
-        "victim_priority",
-        "victim_start",
-    )
+    The kept answer of row ``r`` (for ``key``): ``answered[r]``, for nominated
+    load ``nominated[r]``; ``candidate[r]``, else ``status[r]`` indexes
+    ``statuses``; a candidate's victims are the slots set in ``slots[r]`` and
+    ``stats`` its ``victim_stats`` columns."""
 
     def __init__(self) -> None:
         self._rows: RowAnswers[VictimCache] = RowAnswers("victims", 1)
@@ -94,54 +104,142 @@ class VictimCache(RowEntry):
         self.valid = np.zeros(cap, dtype=np.bool_)
         self.priority = np.zeros(cap, dtype=np.int64)
         self.count = np.zeros(cap, dtype=np.int64)
+        self.n_violating = np.zeros(cap, dtype=np.int64)
         self.base = np.zeros((cap, width), dtype=np.int64)
         self.requests = np.zeros((cap, 4, width), dtype=np.int64)
         self.victim_priority = np.zeros((cap, 4), dtype=np.int64)
         self.victim_start = np.zeros((cap, 4), dtype=np.int64)
+        self.victim_known = np.zeros((cap, 4), dtype=np.bool_)
         self.ordered: npt.NDArray[np.object_] = np.empty(cap, dtype=object)
         """Row -> its ordered potential victims (a list; replaced, never mutated)."""
-        self.answers = AnswerCache(cap, width, 4)
-        """Each row's whole answer on top of its entry (``answers.py``)."""
+        self.key: AnswerKey | None = None
+        self.answered = np.zeros(cap, dtype=np.bool_)
+        self.nominated = np.zeros((cap, width), dtype=np.int64)
+        self.candidate = np.zeros(cap, dtype=np.bool_)
+        self.status = np.zeros(cap, dtype=np.int64)
+        self.slots = np.zeros((cap, 4), dtype=np.bool_)
+        self.stats: tuple[npt.NDArray[Any], ...] = tuple(
+            np.zeros(cap, dtype=d) for d in _STAT_DTYPES
+        )
+        self._known = StatusList()
 
-    def store(self, row: int, priority: int, entry: NodeVictims | None) -> None:
-        if entry is None:
-            self.count[row] = 0
-            self.ordered[row] = None
-        else:
-            n = len(entry.ordered)
+    def store(self, row: int, priority: int, entry: NodeVictims | None, keep: bool) -> None:
+        """Step 1 of ``row`` (``keep``: it may be reused, see the class docstring);
+        drops the row's answer. The entry is on the cache's layout."""
+        n = 0 if entry is None else len(entry.ordered)
+        if entry is not None:
             if n > self.requests.shape[1]:
-                cap, slots, width = self.requests.shape
-                more = max(n, 2 * slots)
-                grown = np.zeros((cap, more, width), dtype=np.int64)
-                grown[:, :slots] = self.requests
-                self.requests = grown
-                self.victim_priority = _grow_slots(self.victim_priority, more)
-                self.victim_start = _grow_slots(self.victim_start, more)
-            r = entry.requests
+                more = max(n, 2 * self.requests.shape[1])
+                for name in _SLOTTED:
+                    setattr(self, name, _grow(getattr(self, name), more))
             mine = self.requests[row]
-            if r.shape[1] == mine.shape[1]:
-                mine[:n] = r
-                mine[n:] = 0  # slots past n: the reprieve reads them as "nothing"
-            else:
-                mine[:] = 0
-                mine[:n, : r.shape[1]] = r
+            mine[:n] = entry.requests
+            mine[n:] = 0  # slots past n: the reprieve reads them as "nothing"
             self.victim_priority[row, :n] = [q.pod.priority for q in entry.ordered]
             self.victim_start[row, :n] = [q.pod.start_time or 0 for q in entry.ordered]
-            b = entry.base
-            if b.shape[0] == self.base.shape[1]:
-                self.base[row] = b
-            else:
-                self.base[row] = 0
-                self.base[row, : b.shape[0]] = b
-            self.count[row] = n
-            self.ordered[row] = entry.ordered
-        self.valid[row] = True
+            # A kept entry's victims all have a start time (``cacheable``).
+            self.victim_known[row, :n] = keep or [
+                q.pod.start_time is not None for q in entry.ordered
+            ]
+            self.base[row] = entry.base
+            self.n_violating[row] = entry.n_violating
+        self.count[row] = n
+        self.ordered[row] = None if entry is None else entry.ordered
+        self.valid[row] = keep
         self.priority[row] = priority
-        self.answers.invalidate(row)
+        self.answered[row] = False
+
+    # ------------------------------------------------------------------ answers
+    @property
+    def statuses(self) -> list[Status]:
+        """Every status ``status[row]`` may index (append-only)."""
+        return self._known.items
+
+    def use(self, key: AnswerKey) -> None:
+        """Answer for ``key`` from now on; forgets every answer if it changed."""
+        if self.key != key:
+            self.key = key
+            self.answered[:] = False
+            # A new list: batches and statuses handed out keep the old one.
+            self._known = StatusList()
+
+    def stale(self, rows: IntArray, nominated: IntArray | None) -> IntArray:
+        """Positions of ``rows`` whose answer is not kept for this nominated load
+        (``nominated``: the load over table slots, None: no pod counts)."""
+        ok = self.answered.take(rows)
+        kept = self.nominated.take(rows, axis=0)
+        if nominated is None:
+            if kept.any():
+                ok &= ~kept.any(axis=1)
+        else:
+            now = nominated.take(rows, axis=0)
+            # Usually no load in the window changed: one comparison of the bytes
+            # (both are fresh C-ordered int64 gathers of the same shape).
+            if kept.tobytes() != now.tobytes():
+                ok &= (kept == now).all(axis=1)
+        out: IntArray = (~ok).nonzero()[0]
+        return out
+
+    def keep(
+        self,
+        rows: IntArray,
+        statuses: list[Status],
+        status_of: list[int],
+        fit: list[tuple[int, list[bool]]],
+        stats: StatColumns | None,
+        nominated: IntArray | None,
+    ) -> None:
+        """Keep the answers of ``rows`` for this nominated load: row ``rows[i]``
+        failed with ``statuses[status_of[i]]``, or is a candidate (``status_of[i]``
+        < 0) whose entry in ``fit`` is ``(i, victim flag per potential victim)``;
+        ``stats``: the candidates' ``victim_stats`` columns, in ``fit``'s order."""
+        ids = self._known.positions(statuses)
+        row_list = rows.tolist()
+        cand, status, slots = self.candidate, self.status, self.slots
+        for i, r in enumerate(row_list):
+            cand[r] = status_of[i] < 0
+            status[r] = 0 if status_of[i] < 0 else ids[status_of[i]]
+        if fit:
+            assert stats is not None
+            fit_rows = [row_list[i] for i, _ in fit]
+            for r, (_, flags) in zip(fit_rows, fit, strict=True):
+                slots[r] = False
+                slots[r, : len(flags)] = flags
+            for mine, got in zip(self.stats, stats, strict=True):
+                mine[fit_rows] = got
+        self._kept(rows, nominated)
+
+    def _kept(self, rows: IntArray, nominated: IntArray | None) -> None:
+        """The answers of ``rows`` were just written, for this nominated load."""
+        self.nominated[rows] = 0 if nominated is None else nominated.take(rows, axis=0)
+        self.answered[rows] = True
+
+    def batch(self, rows: IntArray, key: Callable[[PodInfo], Any]) -> VictimBatch:
+        """The kept answers of ``rows`` as a batch (``key``: the victims' sort key)."""
+        cand = self.candidate.take(rows)
+        fit = cand.nonzero()[0]
+        pos = np.full(len(rows), -1, dtype=np.int64)
+        pos[fit] = np.arange(len(fit))
+        fit_rows = rows.take(fit)
+        slots = np.ascontiguousarray(self.slots.take(fit_rows, axis=0).T)
+        nv, high, total, count, earliest, has, unset = (col.take(fit_rows) for col in self.stats)
+        return VictimBatch(
+            cand,
+            np.zeros(len(rows), dtype=np.bool_),
+            self.status.take(rows),
+            self.statuses,  # append-only (a new key starts a new list)
+            pos,
+            slots,
+            self.ordered[fit_rows],
+            np.zeros(len(fit), dtype=np.int64),
+            key,
+            (nv, high, total, count, earliest, has, unset),
+        )
 
 
-def _grow_slots(a: IntArray, slots: int) -> IntArray:
-    out = np.zeros((a.shape[0], slots), dtype=a.dtype)
+def _grow(a: npt.NDArray[Any], slots: int) -> npt.NDArray[Any]:
+    """``a`` with its axis 1 grown to ``slots`` (zeros)."""
+    out = np.zeros((a.shape[0], slots, *a.shape[2:]), dtype=a.dtype)
     out[:, : a.shape[1]] = a
     return out
 
@@ -158,7 +256,8 @@ def node_victims(
     """Step 1 on one node: its potential victims (``order``; ``defaults``: its
     default policy, every pod of lower priority) sorted by ``key``, split by PDB,
     with their request vectors and what is left of the node's requests without
-    them (None: no potential victim)."""
+    them (None: no potential victim). The caller checks that the table's layout
+    did not change meanwhile (a new resource column)."""
     prio = pod.pod.priority
     if defaults:
         potential = [q for q in node.pods if q.pod.priority < prio]
@@ -186,8 +285,3 @@ def node_victims(
         base = table.requested[table.row_of[node.name]].copy()
         base[: requests.shape[1]] -= requests.sum(axis=0)
     return NodeVictims(ordered, len(violating), requests, base)
-
-
-def cacheable(entry: NodeVictims) -> bool:
-    """The order of these victims does not depend on the clock."""
-    return all(q.pod.start_time is not None for q in entry.ordered)

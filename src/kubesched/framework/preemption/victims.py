@@ -69,11 +69,6 @@ class Victims:
             self._make = None
         return self._pods
 
-    @pods.setter
-    def pods(self, value: list[PodInfo]) -> None:
-        self._pods = value
-        self._make = None
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Victims):
             return NotImplemented
@@ -89,20 +84,18 @@ def victim_stats(
     slots: BoolArray,
     priority: npt.NDArray[Any],
     start: npt.NDArray[Any],
-    known: BoolArray | None = None,
+    known: BoolArray,
     n_violating: IntArray | None = None,
-    nonempty: BoolArray | None = None,
     *,
     first_is_highest: bool = True,
 ) -> StatColumns:
     """``StatColumns`` of each row's victims, all arrays slot-major:
     ``slots[j, i]`` says the j-th potential victim of row i is a victim;
-    ``priority``, ``start`` and ``known`` (it has a start time; None: all have)
-    describe it; the first ``n_violating[i]`` potential victims violate a PDB
-    (None: none does). ``nonempty``: ``slots.any(axis=0)`` when every row has a
-    victim (None: not known). ``first_is_highest``: the victims are sorted by the
-    default order, so the first has the highest priority (else the first set
-    slot is the first victim, as upstream reads ``Pods[0]``)."""
+    ``priority``, ``start`` and ``known`` (it has a start time) describe it; the
+    first ``n_violating[i]`` potential victims violate a PDB (None: none does).
+    ``first_is_highest``: the victims are sorted by the default order, so the
+    first has the highest priority (else the first set slot is the first
+    victim, as upstream reads ``Pods[0]``)."""
     n, rows = slots.shape
     low, high_end = (_INT64_MIN, _INT64_MAX) if priority.dtype != object else _UNBOUNDED
     if n_violating is None:
@@ -117,10 +110,6 @@ def victim_stats(
     total = np.where(slots, priority + MAX_INT32_PLUS_1, 0).sum(axis=0)
     count = slots.sum(axis=0)
     top = slots & (priority == top_priority)
-    if known is None:
-        earliest = np.where(top, start, high_end).min(axis=0)
-        has = nonempty if nonempty is not None else top.any(axis=0)
-        return (num_violations, high, total, count, earliest, has, np.zeros(rows, np.bool_))
     top_known = top & known
     earliest = np.where(top_known, start, high_end).min(axis=0)
     return (

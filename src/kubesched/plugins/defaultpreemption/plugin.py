@@ -134,10 +134,9 @@ class DefaultPreemption:
             row = table.row_of.get(nnn)
             info = table.infos[row] if row is not None else None
             if info is not None:
+                order = self.victim_order()
                 for q in info.pods:
-                    if self.is_preemption_allowed(info, q, pod) and pod_terminating_by_preemption(
-                        q.pod
-                    ):
+                    if order.allows(info, q, pod) and pod_terminating_by_preemption(q.pod):
                         return False, MSG_TERMINATING
         return True, ""
 
@@ -146,11 +145,6 @@ class DefaultPreemption:
         ``MoreImportantPod`` fields, here data): the defaults. A custom build
         returns other data; the per-node path and the batched dry run follow it."""
         return DEFAULT_VICTIM_ORDER
-
-    @final
-    def is_preemption_allowed(self, node: NodeInfo, victim: PodInfo, preemptor: PodInfo) -> bool:
-        """Strictly lower priority, then the order's ``is_eligible_pod``."""
-        return self.victim_order().allows(node, victim, preemptor)
 
     def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
         return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)

@@ -39,10 +39,6 @@ class TopologyCounts:
     def topology_keys(self) -> Iterator[str]:
         return iter(self._by_key)
 
-    def values_of(self, key: str) -> dict[str, int]:
-        """value -> count for one topology key (read-only view)."""
-        return self._by_key.get(key, {})
-
     def add(self, key: str, value: str, delta: int) -> None:
         """``m[pair] += delta``, deleting the pair when it reaches zero."""
         if delta == 0:

@@ -46,13 +46,19 @@ PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 # --------------------------------------------------------------------------- the formula
 
 
+_HALF: Final = MAX_NODE_SCORE // 2
+_MAX: Final = float(MAX_NODE_SCORE)
+
+
 def balanced_score(
     xp: Ops, requested: Sequence[Num], allocated: Sequence[Num], allocatable: Sequence[Num]
 ) -> Num:
     """The v1.36 balanced-allocation score (a ``Scorer``; see the module docstring):
     ``balance`` with and without the pod, over the fractions of the resources taking
-    part (allocatable > 0). Every resource is visited: one not taking part has
-    fraction 0.0 (its amounts are 0) and adds exact zeros to the sums."""
+    part (allocatable > 0), with Go's float64 operations in Go's order. Every
+    resource is visited: one not taking part has fraction 0.0 (its amounts are 0)
+    and adds exact zeros to the sums. (An int divided by a float64 is the float64
+    of the int divided: Go's ``float64(req) / float64(alloc)``.)"""
     count: Num = 0  # resources taking part so far
     diff_with: Num = 0.0  # first fraction - second fraction (exact: the others add 0.0)
     diff_without: Num = 0.0
@@ -61,39 +67,38 @@ def balanced_score(
     for req, alloc, a in zip(requested, allocated, allocatable, strict=True):
         has = a != 0
         d = xp.to_float(a + (a == 0))
-        f_with = xp.minimum(xp.to_float(req) / d, 1.0)
-        f_without = xp.minimum(xp.to_float(alloc) / d, 1.0)
+        f_with = xp.minimum(req / d, 1.0)
+        f_without = xp.minimum(alloc / d, 1.0)
         sign = has * (1 - 2 * count) * (count < 2)  # +1 first, -1 second, else 0
         diff_with = diff_with + sign * f_with
         diff_without = diff_without + sign * f_without
         with_pod.append(f_with)
         without_pod.append(f_without)
         count = count + has
-    half = MAX_NODE_SCORE // 2
-    balance_with = _balance(xp, diff_with, with_pod, allocatable, count)
-    balance_without = _balance(xp, diff_without, without_pod, allocatable, count)
-    return half + xp.go_div(half + balance_with - balance_without, 2)
-
-
-def _balance(
-    xp: Ops, diff: Num, fractions: Sequence[Num], allocatable: Sequence[Num], count: Num
-) -> Num:
-    """``int64((1 - std) * MaxNodeScore)``, with Go's float64 operations in Go's
-    order: for two fractions ``std = |f1 - f2| / 2`` (``diff`` is ``f1 - f2``), for
-    more their population standard deviation, 0 otherwise."""
-    std = abs(diff / 2) * (count == 2)
-    many = count > 2
+    two = count == 2  # std = |f1 - f2| / 2
+    std_with = abs(diff_with / 2) * two
+    std_without = abs(diff_without / 2) * two
+    many = count > 2  # std = the population standard deviation
     if xp.any(many):
-        n = xp.to_float(xp.maximum(count, 1))
-        total: Num = 0.0
-        for f in fractions:
-            total = total + f
-        mean = total / n
-        acc: Num = 0.0
-        for f, a in zip(fractions, allocatable, strict=True):
-            acc = acc + (f - mean) * (f - mean) * (a != 0)
-        std = xp.where(many, xp.sqrt(acc / n), std)
-    return xp.trunc((1 - std) * float(MAX_NODE_SCORE))
+        std_with = xp.where(many, _deviation(xp, with_pod, allocatable, count), std_with)
+        std_without = xp.where(many, _deviation(xp, without_pod, allocatable, count), std_without)
+    balance_with = xp.trunc((1 - std_with) * _MAX)  # int64((1 - std) * MaxNodeScore)
+    balance_without = xp.trunc((1 - std_without) * _MAX)
+    return _HALF + xp.go_div(_HALF + balance_with - balance_without, 2)
+
+
+def _deviation(xp: Ops, fractions: Sequence[Num], allocatable: Sequence[Num], count: Num) -> Num:
+    """The population standard deviation of the fractions taking part (more than
+    two), summed in Go's order."""
+    n = xp.to_float(xp.maximum(count, 1))
+    total: Num = 0.0
+    for f in fractions:
+        total = total + f
+    mean = total / n
+    acc: Num = 0.0
+    for f, a in zip(fractions, allocatable, strict=True):
+        acc = acc + (f - mean) * (f - mean) * (a != 0)
+    return xp.sqrt(acc / n)
 
 
 # --------------------------------------------------------------------------- the plugin

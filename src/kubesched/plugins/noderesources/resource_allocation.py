@@ -76,15 +76,30 @@ ABSENT: Final = ""
 """A name no resource has: reading it gives 0 (a resource that does not take part)."""
 
 
-class Source(Protocol):
-    """Amounts by resource name: a ``Resource`` (one node) or ``Columns`` (rows)."""
+class _Scalars(Protocol):
+    def get(self, name: str, default: int, /) -> Num: ...
 
-    def get(self, name: str) -> Num: ...
+
+class Source(Protocol):
+    """Amounts read as a ``Resource``'s: a ``Resource`` (one node) or ``Columns`` (rows)."""
+
+    @property
+    def milli_cpu(self) -> Num: ...
+    @property
+    def memory(self) -> Num: ...
+    @property
+    def ephemeral_storage(self) -> Num: ...
+    @property
+    def scalar(self) -> _Scalars: ...
+
+
+_ATTRIBUTES: Final = {CPU: "milli_cpu", MEMORY: "memory", EPHEMERAL_STORAGE: "ephemeral_storage"}
+"""The ``Resource`` attributes of the resources that are not scalar ones."""
 
 
 class Columns:
-    """Named columns of a matrix (``get``, as ``Resource.get``): one element per row,
-    zeros for a name without a column."""
+    """Named columns of a matrix, read as a ``Source``: one element per row, zeros
+    for a name without a column."""
 
     __slots__ = ("index", "matrix", "zeros")
 
@@ -93,9 +108,26 @@ class Columns:
         self.index = index
         self.zeros = np.zeros(len(matrix), dtype=np.int64)
 
-    def get(self, name: str) -> IntArray:
+    def get(self, name: str, default: int = 0, /) -> IntArray:
+        """The column of ``name`` (zeros without one: ``default`` is not read)."""
         col = self.index.get(name)
         return self.zeros if col is None else self.matrix[:, col]
+
+    @property
+    def milli_cpu(self) -> IntArray:
+        return self.get(CPU)
+
+    @property
+    def memory(self) -> IntArray:
+        return self.get(MEMORY)
+
+    @property
+    def ephemeral_storage(self) -> IntArray:
+        return self.get(EPHEMERAL_STORAGE)
+
+    @property
+    def scalar(self) -> Columns:
+        return self
 
 
 class ResourceAllocation:
@@ -109,16 +141,14 @@ class ResourceAllocation:
         self.use_requested = use_requested
         self._reads = tuple(
             (
-                n
-                if n in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource_name(n)
-                else ABSENT,
-                is_scalar_resource_name(n),
+                _ATTRIBUTES.get(n, ""),
+                n if is_scalar_resource_name(n) else ABSENT,
                 n in (CPU, MEMORY) and not use_requested,
             )
             for n in self.names
         )
-        """Per resource: the name to read (ABSENT: it never takes part), whether it is
-        a scalar resource, whether its non-zero requested amount is read."""
+        """Per resource: its ``Resource`` attribute ("": read ``scalar``), its scalar
+        name (ABSENT: never read), whether its non-zero requested amount is read."""
 
     # ------------------------------------------------------------------ the pod
     def pod_request_list(self, pi: PodInfo) -> tuple[int, ...]:
@@ -134,24 +164,25 @@ class ResourceAllocation:
         """The amounts of the node(s) whose allocatable, requested and non-zero
         requested amounts are given (upstream score()): per configured resource,
         ``requested`` (with the pod), ``allocated`` (without) and ``allocatable``;
-        all three 0 where the resource does not take part."""
+        all three 0 where the resource does not take part. One NodeInfo's are
+        ``amounts(node.allocatable, node.requested, node.non_zero_requested, ...)``
+        (Python ints); table rows' are ``rows_amounts`` (int64 arrays)."""
         with_pod: list[Num] = []
         without_pod: list[Num] = []
         alloc: list[Num] = []
-        for (name, scalar, nz), pr in zip(self._reads, pod_req, strict=True):
-            if scalar and pr == 0:
-                name = ABSENT  # scalar resources take part when the pod requests them
-            a = allocatable.get(name)
-            used = (non_zero if nz else requested).get(name)
+        for (attr, name, nz), pr in zip(self._reads, pod_req, strict=True):
+            if attr:
+                a = getattr(allocatable, attr)
+                used = getattr(non_zero if nz else requested, attr)
+            else:  # scalar resources take part when the pod requests them
+                name = name if pr else ABSENT
+                a = allocatable.scalar.get(name, 0)
+                used = requested.scalar.get(name, 0)
             has = a != 0  # only resources the node has take part
             with_pod.append((used + pr) * has)
             without_pod.append(used * has)
             alloc.append(a)
         return with_pod, without_pod, alloc
-
-    def node_amounts(self, node: NodeInfo, pod_req: Sequence[int]) -> Amounts:
-        """``amounts`` of one NodeInfo (Python ints)."""
-        return self.amounts(node.allocatable, node.requested, node.non_zero_requested, pod_req)
 
     def rows_amounts(self, t: NodeTable, rows: IntArray, pod_req: Sequence[int]) -> Amounts:
         """``amounts`` of table rows (int64 arrays, one element per row)."""
@@ -251,7 +282,10 @@ class AllocationScores:
         return None if reqs is None else self.cache.slots(table, reqs, *self._forms(table, reqs))
 
     def _one_node(self, node: NodeInfo, reqs: Sequence[int]) -> int:
-        score: int = self.scorer(ONE, *self.allocation.node_amounts(node, reqs))
+        req, alloc, allocatable = self.allocation.amounts(
+            node.allocatable, node.requested, node.non_zero_requested, reqs
+        )
+        score: int = self.scorer(ONE, req, alloc, allocatable)
         return score
 
     def _forms(

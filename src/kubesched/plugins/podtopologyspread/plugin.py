@@ -43,7 +43,6 @@ from kubesched.plugins.podtopologyspread import filtering, hints, scoring, vecto
 from kubesched.plugins.podtopologyspread.common import (
     NAME,
     SYSTEM_DEFAULT_CONSTRAINTS,
-    Constraint,
     ConstraintError,
     ConstraintSource,
 )
@@ -98,10 +97,6 @@ class PodTopologySpread:
         self, pod: Pod, old: EventObject, new: EventObject
     ) -> QueueingHint:
         return hints.node_change_hint(pod, old, new, self.source.hard)
-
-    def hard_constraints(self, pod: Pod) -> tuple[Constraint, ...]:
-        """The pod's DoNotSchedule constraints (own or default); ConstraintError."""
-        return self.source.hard(pod)
 
     # ------------------------------------------------------------------ PreFilter
     def pre_filter(

@@ -37,7 +37,6 @@ from kubesched.framework.ports import StorageLister
 
 ERR_REASON_BIND_CONFLICT: Final = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT: Final = "node(s) had volume node affinity conflict"
-ERR_REASON_NOT_ENOUGH_SPACE: Final = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST: Final = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 )

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kubesched.api.messages import child
 from kubesched.framework.config import (
     LEAST_ALLOCATED,
     LIST_DEFAULTING,
@@ -70,7 +71,6 @@ from kubesched.scheduler.config.defaults import (
 )
 from kubesched.scheduler.config.field_errors import (
     FieldError,
-    child,
     duplicate,
     fail,
     forbidden,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubesched.api.goformat import go_string_slice
+from kubesched.api.messages import child
 from kubesched.api.selectors import label_value_errors, qualified_name_errors
 from kubesched.api.types import (
     LabelSelector,
@@ -39,7 +40,6 @@ from kubesched.scheduler.config.decode import (
 from kubesched.scheduler.config.field_errors import (
     FieldError,
     GoValue,
-    child,
     index,
     invalid,
     not_supported,

@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import Final
 
 from kubesched.api.goformat import go_quote
+from kubesched.api.messages import child
 from kubesched.api.reader import Reader, ReadPolicy
-from kubesched.scheduler.config.field_errors import child, fail
+from kubesched.scheduler.config.field_errors import fail
 
 INT32: Final = 32
 INT64: Final = 64

@@ -97,11 +97,6 @@ def not_supported(path: str, value: BadValue, valid: Sequence[str]) -> FieldErro
     return FieldError(path, body)
 
 
-def child(path: str, name: str) -> str:
-    """``field.Path.Child``: ``a`` + ``b`` -> ``a.b``; an empty parent gives ``b``."""
-    return f"{path}.{name}" if path else name
-
-
 def index(path: str, i: int) -> str:
     return f"{path}[{i}]"
 

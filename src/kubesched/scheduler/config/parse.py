@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from kubesched.api.goformat import go_quote
+from kubesched.api.messages import child
 from kubesched.framework.config import QUEUE_SORT, PluginArgs, Profile, SchedulerConfig
 from kubesched.scheduler.config.args import default_args, read_plugin_args
 from kubesched.scheduler.config.decode import (
@@ -33,7 +34,7 @@ from kubesched.scheduler.config.defaults import (
     KIND,
     NODE_RESOURCES_FIT,
 )
-from kubesched.scheduler.config.field_errors import ConfigError, child, fail, index
+from kubesched.scheduler.config.field_errors import ConfigError, fail, index
 from kubesched.scheduler.config.plugins import (
     default_plugins,
     enabled_names,

@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from kubesched.api.goformat import go_quote
+from kubesched.api.messages import child
 from kubesched.framework.config import BIND, EXTENSION_POINTS, QUEUE_SORT, SCORE, PluginRef
 from kubesched.scheduler.config.decode import (
     as_mapping,
@@ -44,7 +45,7 @@ from kubesched.scheduler.config.defaults import (
     MULTI_POINT,
     PLUGIN_POINTS,
 )
-from kubesched.scheduler.config.field_errors import child, fail, index
+from kubesched.scheduler.config.field_errors import fail, index
 
 ALL_SETS = (MULTI_POINT, *EXTENSION_POINTS)
 

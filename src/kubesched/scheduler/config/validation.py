@@ -14,13 +14,13 @@ import json
 from dataclasses import dataclass
 
 from kubesched.api.goformat import go_quote
+from kubesched.api.messages import child
 from kubesched.framework.config import EXTENSION_POINTS, QUEUE_SORT
 from kubesched.scheduler.config.args import ParsedArgs
 from kubesched.scheduler.config.defaults import API_VERSION, REMOVED_PLUGINS
 from kubesched.scheduler.config.field_errors import (
     FieldError,
     GoValue,
-    child,
     duplicate,
     index,
     invalid,

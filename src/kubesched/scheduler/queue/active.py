@@ -106,9 +106,6 @@ class ActiveQueue:
             return pinfo
 
     # -- in-flight bookkeeping -------------------------------------------------
-    def is_in_flight(self, uid: str) -> bool:
-        return uid in self._in_flight
-
     def in_flight_pods(self) -> list[Pod]:
         out: list[Pod] = []
         for pos in self._in_flight.values():

@@ -24,7 +24,6 @@ SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE: Final = "BackoffComplete"
 POP_FROM_BACKOFF_Q: Final = "PopFromBackoffQ"
 FORCE_ACTIVATE_LABEL: Final = "ForceActivate"
-UNSCHEDULABLE_TIMEOUT_LABEL: Final = "UnschedulableTimeout"
 
 UNSCHEDULED_POD_UPDATE: Final = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE)
 """Upstream EventUnscheduledPodUpdate: the general update of an unscheduled pod."""

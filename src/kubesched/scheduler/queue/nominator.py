@@ -107,9 +107,6 @@ class Nominator:
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
         self._delete(pod.uid)
 
-    def nominated_refs_for_node(self, node_name: str) -> list[PodRef]:
-        return list(self.nominated_pods.get(node_name, ()))
-
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """PodInfos of the pods nominated to ``node_name``, in nomination order.
 

@@ -131,8 +131,6 @@ class SchedulingQueue:
         self.max_in_unschedulable_pods_duration = pod_max_in_unschedulable_pods_duration
         self._seq = itertools.count(1)
         self._started_at: Time = clock.now()
-        self.move_request_cycle = -1
-        """Cycle of the last move request (kept for parity; unused with hints on)."""
 
         self._active_key = active_sort_key(less, sort_key)
         self._backoff = BackoffQueue(
@@ -265,7 +263,6 @@ class SchedulingQueue:
             if self._activate(pod):
                 continue
             self._active.add_events_if_pod_in_flight(None, pod, [FORCE_ACTIVATE])
-            self.move_request_cycle = self._active.scheduling_cycle
 
     def _activate(self, pod: Pod) -> bool:
         pinfo = self._unsched.get(pod)
@@ -411,7 +408,6 @@ class SchedulingQueue:
             self._unsched.delete(pinfo.pod)
             if self._requeue(pinfo, strategy, label) != UNSCHEDULABLE:
                 moved.append(pinfo)
-        self.move_request_cycle = self._active.scheduling_cycle
         self._active.add_event_if_any_in_flight(old, new, event)
         return moved
 

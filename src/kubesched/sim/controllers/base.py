@@ -9,12 +9,13 @@ their owner references, and record events about their own objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kubesched.api.admission import PriorityClasses
-from kubesched.api.types import OwnerReference, Pod
+from kubesched.api.types import LabelSelector, OwnerReference, Pod
 from kubesched.sim.cluster import REASON_DELETED, Cluster
+from kubesched.sim.controllers.podutil import ADOPT, OWNED, RELEASE, claim, without_controller
 
 
 @dataclass(slots=True)
@@ -76,4 +77,28 @@ class Env:
             ref = p.controller_ref()
             if ref is not None and ref.uid == uid:
                 out.append(p)
+        return out
+
+    def claim_pods(
+        self,
+        owner: OwnerReference,
+        namespace: str,
+        selector: LabelSelector | None,
+        pods: Iterable[Pod] | None = None,
+    ) -> list[Pod]:
+        """``PodControllerRefManager.ClaimPods`` for a live controller ``owner``: the
+        pods it owns, adopting matching orphans and releasing its non-matching pods
+        (``claim`` per pod; a pod whose patch fails is left out). ``pods`` defaults to
+        the namespace's."""
+        out = []
+        for pod in self.pods_in(namespace) if pods is None else pods:
+            outcome = claim(pod, owner.uid, namespace, selector)
+            if outcome == OWNED:
+                out.append(pod)
+            elif outcome == ADOPT:
+                adopted = self.patch_owners(pod, (*pod.owner_references, owner))
+                if adopted is not None:
+                    out.append(adopted)
+            elif outcome == RELEASE:
+                self.patch_owners(pod, without_controller(pod.owner_references, owner.uid))
         return out

@@ -59,13 +59,8 @@ from kubesched.api.workloads import DaemonSetDetails
 from kubesched.sim.controllers.base import Env
 from kubesched.sim.controllers.naming import random_suffix
 from kubesched.sim.controllers.podutil import (
-    ADOPT,
-    OWNED,
-    RELEASE,
-    claim,
     controller_ref,
     is_terminal,
-    without_controller,
 )
 from kubesched.sim.controllers.template import PodTemplate
 
@@ -220,19 +215,8 @@ class DaemonSetController:
         return self.env.owned_pods(ds.namespace, uid)
 
     def _pods(self, ds: DaemonSetObj) -> list[Pod]:
-        out = []
-        for pod in self.env.pods_in(ds.namespace):
-            outcome = claim(pod, ds.uid, ds.namespace, ds.selector)
-            if outcome == OWNED:
-                out.append(pod)
-            elif outcome == ADOPT:
-                ref = controller_ref("DaemonSet", ds.name, ds.uid)
-                adopted = self.env.patch_owners(pod, (*pod.owner_references, ref))
-                if adopted is not None:
-                    out.append(adopted)
-            elif outcome == RELEASE:
-                self.env.patch_owners(pod, without_controller(pod.owner_references, ds.uid))
-        return out
+        ref = controller_ref("DaemonSet", ds.name, ds.uid)
+        return self.env.claim_pods(ref, ds.namespace, ds.selector)
 
     def sync(self, uid: str) -> None:
         ds = self.sets.get(uid)

@@ -47,15 +47,10 @@ from kubesched.api.workloads import (
 from kubesched.sim.controllers.base import Env
 from kubesched.sim.controllers.naming import random_suffix
 from kubesched.sim.controllers.podutil import (
-    ADOPT,
-    OWNED,
-    RELEASE,
-    claim,
     controller_ref,
     is_active,
     is_terminal,
     pods_to_delete,
-    without_controller,
 )
 from kubesched.sim.controllers.template import PodTemplate
 
@@ -130,19 +125,8 @@ class JobController:
         return self.env.owned_pods(job.namespace, uid)
 
     def _pods(self, job: JobObj) -> list[Pod]:
-        out = []
-        for pod in self.env.pods_in(job.namespace):
-            outcome = claim(pod, job.uid, job.namespace, job.selector)
-            if outcome == OWNED:
-                out.append(pod)
-            elif outcome == ADOPT:
-                ref = controller_ref("Job", job.name, job.uid, "batch/v1")
-                adopted = self.env.patch_owners(pod, (*pod.owner_references, ref))
-                if adopted is not None:
-                    out.append(adopted)
-            elif outcome == RELEASE:
-                self.env.patch_owners(pod, without_controller(pod.owner_references, job.uid))
-        return out
+        ref = controller_ref("Job", job.name, job.uid, "batch/v1")
+        return self.env.claim_pods(ref, job.namespace, job.selector)
 
     def _is_failed(self, job: JobObj, pod: Pod) -> bool:
         """``isPodFailed``."""

@@ -52,13 +52,8 @@ from kubesched.api.workloads import ON_DELETE, PARALLEL, StatefulSetDetails
 from kubesched.sim.controllers.base import Env
 from kubesched.sim.controllers.naming import template_hash
 from kubesched.sim.controllers.podutil import (
-    ADOPT,
-    OWNED,
-    RELEASE,
-    claim,
     controller_ref,
     is_ready,
-    without_controller,
 )
 from kubesched.sim.controllers.stateful_claims import StatefulClaims, aggregate
 from kubesched.sim.controllers.template import PodTemplate
@@ -136,21 +131,11 @@ class StatefulSetController:
     # ------------------------------------------------------------------ sync
     def _pods(self, sts: StatefulSetObj) -> list[Pod]:
         """``getPodsForStatefulSet``: claim the namespace's pods (members only)."""
-        out = []
-        for pod in self.env.pods_in(sts.namespace):
-            if parse_ordinal(sts.name, pod.name) < 0:
-                continue
-            outcome = claim(pod, sts.uid, sts.namespace, sts.selector)
-            if outcome == OWNED:
-                out.append(pod)
-            elif outcome == ADOPT:
-                ref = controller_ref("StatefulSet", sts.name, sts.uid)
-                adopted = self.env.patch_owners(pod, (*pod.owner_references, ref))
-                if adopted is not None:
-                    out.append(adopted)
-            elif outcome == RELEASE:
-                self.env.patch_owners(pod, without_controller(pod.owner_references, sts.uid))
-        return out
+        members = [
+            p for p in self.env.pods_in(sts.namespace) if parse_ordinal(sts.name, p.name) >= 0
+        ]
+        ref = controller_ref("StatefulSet", sts.name, sts.uid)
+        return self.env.claim_pods(ref, sts.namespace, sts.selector, members)
 
     def sync(self, uid: str) -> None:
         sts = self.sets.get(uid)
