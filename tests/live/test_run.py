@@ -15,6 +15,7 @@ from kubesched.live.client import KubeClient, connect
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster
 from kubesched.live.run import LIVE_SCHEDULER_NAME, LiveScheduler, live_default_config
 from kubesched.live.snapshot import SNAPSHOT_KINDS
+from kubesched.live.writer import LiveWriter
 from tests.live.cluster_state import double, node, pod, priority_class
 
 pytest.importorskip("kubernetes")
@@ -55,6 +56,8 @@ def live(api: ApiServerDouble, tmp_path: Path) -> tuple[LiveScheduler, Mirror]:
 def step(ls: LiveScheduler, mirror: Mirror) -> None:
     mirror.sync()
     ls.run(until=time.time_ns())
+    assert isinstance(ls.writer, LiveWriter)
+    assert ls.writer.events.wait_idle()
 
 
 def ours(p: dict[str, Any]) -> dict[str, Any]:

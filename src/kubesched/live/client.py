@@ -55,6 +55,9 @@ REQUEST_TIMEOUT: Final = 60.0
 CONNECT_TIMEOUT: Final = 30.0
 """Seconds a watch may take to connect (its read timeout is the stall timeout)."""
 
+POOL_SIZE: Final = 32
+"""Connections kept open to the server (urllib3's pool)."""
+
 MAX_RETRIES: Final = 10
 """client-go's default: how often a request answered with Retry-After is sent again."""
 
@@ -185,6 +188,9 @@ def connect(
     from urllib3.util.retry import Retry
 
     cfg.retries = Retry(3, respect_retry_after_header=False)  # no status retries
+    # One connection per thread kept (informers' watches, bindings, events, lease):
+    # urllib3 would otherwise discard the connections beyond 10 after each use.
+    cfg.connection_pool_maxsize = POOL_SIZE
     client = k8s.client.ApiClient(cfg)
     return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
 
