@@ -8,9 +8,10 @@ Contract (``EventBroadcaster``):
   ``now``: when it was observed, ns). When ``MAX_QUEUED`` events wait already it
   is dropped and counted in ``dropped`` (upstream's DropIfChannelFull); after
   ``shutdown`` every event is dropped.
-- The sender thread (started by the first ``record``) writes each event in
-  arrival order through its ``KubeClient`` (the event client: its own rate
-  limiter). An event isomorphic to one seen before (the same type, action,
+- ``SENDERS`` threads (started by the first ``record``; upstream: a goroutine
+  per event) take the events in arrival order and write them through the
+  ``KubeClient`` (the event client: its own rate limiter), several at a time.
+  An event isomorphic to one seen before (the same type, action,
   reason, reporting controller and instance, regarding and related objects;
   the note does not count) that is still cached becomes part of that event's
   series: the first repeat PATCHes (strategic merge) ``series: {count: 2,
@@ -18,8 +19,8 @@ Contract (``EventBroadcaster``):
   count is written when the series finishes (no repeat for ``FINISH_TIME``,
   checked every ``FINISH_TIME``), every ``REFRESH_TIME``, and at shutdown.
   A singleton older than ``FINISH_TIME`` leaves the cache at that check, so a
-  later repeat starts a new event. A series whose event is gone (404) is
-  created again, with its series.
+  later repeat starts a new event. A series whose event is gone (404: deleted,
+  or its creation still on the way) is created again, with its series.
 - Failures: a request that got no answer (a transport error) is tried again
   after ``RETRY_SLEEP`` (+ up to 25 % jitter), at most ``MAX_TRIES`` times in
   all, without holding up the other events; a series' create answered
@@ -27,8 +28,8 @@ Contract (``EventBroadcaster``):
   abandoned (counted in ``abandoned``). 429/5xx with Retry-After are retried
   by ``KubeClient`` itself.
 - ``shutdown(timeout)`` (clean shutdown) stops taking events, writes every queued
-  one and the unwritten counts of the open series, tries every waiting retry
-  once more, and stops the thread (waiting at most ``timeout`` seconds).
+  one, tries every waiting retry once more, stops the threads (waiting at most
+  ``timeout`` seconds) and writes the unwritten counts of the open series.
   Upstream's Shutdown drops what is queued; kubesched flushes it.
 
 ``wait_idle`` is for tests: it returns once every queued event was handled.
@@ -45,6 +46,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Final
 
 from kubesched.api.types import Time
@@ -52,6 +54,8 @@ from kubesched.live.client import ClusterError, KubeClient, Raw
 
 log = logging.getLogger(__name__)
 
+SENDERS: Final = 4
+"""Sender threads (upstream: a goroutine per event)."""
 MAX_QUEUED: Final = 1000
 MAX_TRIES: Final = 12
 RETRY_SLEEP: Final = 10.0
@@ -105,6 +109,7 @@ class EventBroadcaster:
         client: KubeClient,
         clock: Callable[[], Time],
         *,
+        senders: int = SENDERS,
         max_queued: int = MAX_QUEUED,
         retry_sleep: float = RETRY_SLEEP,
         finish_time: Time = FINISH_TIME,
@@ -113,21 +118,25 @@ class EventBroadcaster:
     ) -> None:
         self._client = client
         self._clock = clock
+        self.senders = senders
         self.max_queued = max_queued
         self.retry_sleep = retry_sleep
         self.finish_time = finish_time
         self.refresh_time = refresh_time
         self._rng = rng or random.Random()
         self._cond = threading.Condition()
+        """Guards everything below but the counters' readers."""
         self._incoming: deque[tuple[Raw, Time]] = deque()
         self._retries: list[tuple[float, int, Raw, int]] = []
         """(due on the monotonic clock, sequence, event, tries so far): a heap."""
         self._seq = itertools.count()
         self._cache: dict[tuple[object, ...], _Cached] = {}
-        """The sender thread's alone."""
-        self._busy = False
+        self._busy = 0
         self._closing = False
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        start = time.monotonic()
+        self._finish_at = start + finish_time / 1e9
+        self._refresh_at = start + refresh_time / 1e9
         self.dropped = 0
         self.abandoned = 0
         self.written = 0
@@ -143,107 +152,90 @@ class EventBroadcaster:
                     log.warning("event queue full: dropped event %s", event["metadata"]["name"])
                 return False
             self._incoming.append((event, now))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="events", daemon=True)
-                self._thread.start()
-            self._cond.notify_all()
+            if not self._threads:
+                for i in range(self.senders):
+                    thread = threading.Thread(target=self._run, name=f"events-{i}", daemon=True)
+                    self._threads.append(thread)
+                    thread.start()
+            self._cond.notify()
         return True
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Wait until every queued event was handled (retries may still wait)."""
-        deadline = time.monotonic() + timeout
         with self._cond:
-            while self._incoming or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-        return True
+            return self._cond.wait_for(lambda: not self._incoming and not self._busy, timeout)
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Write what is queued and the open series' counts, then stop (see the
         module docstring)."""
         with self._cond:
             self._closing = True
-            thread = self._thread
+            threads = list(self._threads)
             self._cond.notify_all()
-        if thread is not None:
-            thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        with self._cond:
+            unwritten = [_copy(c.event) for c in self._cache.values() if c.unwritten]
+        for event in unwritten:
+            if self._attempt(event, 0, requeue=False):
+                self.abandoned += 1
         if self.dropped:
             log.warning("%d events were dropped (queue full or shut down)", self.dropped)
 
-    # ------------------------------------------------------------------ sender thread
+    # ------------------------------------------------------------------ sender threads
     def _run(self) -> None:
-        start = time.monotonic()
-        finish_at = start + self.finish_time / 1e9
-        refresh_at = start + self.refresh_time / 1e9
         while True:
-            job, event, n = self._next(min(finish_at, refresh_at))
+            job = self._next()
+            if job is None:
+                return
             try:
-                if self._do(job, event, n, finish_at):
-                    return
+                job()
             except Exception:  # a bug here must not stop the events for good
                 log.exception("event broadcaster")
-            if job == "sweep":
-                now = time.monotonic()
-                if now >= finish_at:
-                    finish_at = now + self.finish_time / 1e9
-                else:
-                    refresh_at = now + self.refresh_time / 1e9
+            finally:
+                with self._cond:
+                    self._busy -= 1
+                    self._cond.notify_all()
 
-    def _do(self, job: str, event: Raw, n: int, finish_at: float) -> bool:
-        """One job of ``_next``; True: stop."""
-        if job == "new":
-            self._observe(event, n)
-        elif job == "retry":
-            if self._attempt(event, n, requeue=not self._closing) and self._closing:
-                self.abandoned += 1
-        elif job == "close":
-            for cached in self._cache.values():
-                if cached.unwritten and self._attempt(_copy(cached.event), 0, requeue=False):
-                    self.abandoned += 1
-            return True
-        elif time.monotonic() >= finish_at:
-            self._finish_series()
-        else:
-            for cached in self._cache.values():
-                if "series" in cached.event:
-                    cached.unwritten = self._attempt(_copy(cached.event), 0, requeue=False)
-        return False
-
-    def _next(self, sweep_at: float) -> tuple[str, Raw, int]:
-        """The next thing to do: a ``new`` event (and when it was observed), a
-        ``retry`` (and its tries so far), a ``sweep`` or ``close``."""
+    def _next(self) -> Callable[[], object] | None:
+        """The next job (None: stop): a new event, a retry that is due, a sweep."""
         with self._cond:
-            self._busy = False
-            self._cond.notify_all()
             while True:
                 now = time.monotonic()
-                job: tuple[str, Raw, int] | None = None
+                job: Callable[[], object] | None = None
                 if self._incoming:
-                    event, seen = self._incoming.popleft()
-                    job = ("new", event, seen)
+                    write = self._observe(*self._incoming.popleft())
+                    if write is None:
+                        continue
+                    job = partial(self._attempt, write, 0, True)
                 elif self._retries and (self._retries[0][0] <= now or self._closing):
                     _, _, event, tries = heapq.heappop(self._retries)
-                    job = ("retry", event, tries)
+                    job = partial(self._retry, event, tries)
                 elif self._closing:
-                    job = ("close", {}, 0)
-                elif now >= sweep_at:
-                    job = ("sweep", {}, 0)
+                    return None
+                elif now >= self._finish_at:
+                    self._finish_at = now + self.finish_time / 1e9
+                    job = self._finish_series
+                elif now >= self._refresh_at:
+                    self._refresh_at = now + self.refresh_time / 1e9
+                    job = self._refresh_series
                 if job is not None:
-                    self._busy = True
+                    self._busy += 1
                     return job
-                due = min(sweep_at, self._retries[0][0]) if self._retries else sweep_at
+                due = min(self._finish_at, self._refresh_at)
+                if self._retries:
+                    due = min(due, self._retries[0][0])
                 self._cond.wait(due - now)
 
-    def _observe(self, event: Raw, now: Time) -> None:
-        """upstream ``recordToSink``: a new event, or a repeat of a cached one."""
+    def _observe(self, event: Raw, now: Time) -> Raw | None:
+        """upstream ``recordToSink`` (under the lock): the event to write for a new
+        event or the first repeat of a cached one; None for a later repeat."""
         key = series_key(event)
         cached = self._cache.get(key)
         if cached is None:
             self._cache[key] = _Cached(event, now)
-            self._attempt(_copy(event), 0, requeue=True)
-            return
+            return _copy(event)
         cached.last = now
         series = cached.event.get("series")
         observed = event["eventTime"]
@@ -251,21 +243,39 @@ class EventBroadcaster:
             series["count"] += 1
             series["lastObservedTime"] = observed
             cached.unwritten = True
-            return
+            return None
         cached.event["series"] = {"count": 2, "lastObservedTime": observed}
-        self._attempt(_copy(cached.event), 0, requeue=True)
+        return _copy(cached.event)
+
+    def _retry(self, event: Raw, tries: int) -> None:
+        closing = self._closing
+        if self._attempt(event, tries, requeue=not closing) and closing:
+            self.abandoned += 1
 
     def _finish_series(self) -> None:
         """upstream ``finishSeries``: write the final count of a series without a
         repeat for ``finish_time``; forget singletons as old."""
         horizon = self._clock() - self.finish_time
-        for key, cached in list(self._cache.items()):
-            if cached.last >= horizon:
-                continue
-            if "series" not in cached.event or not self._attempt(
-                _copy(cached.event), 0, requeue=False
-            ):
-                del self._cache[key]
+        with self._cond:
+            old = [(k, c) for k, c in self._cache.items() if c.last < horizon]
+            for key, cached in old:
+                if "series" not in cached.event:
+                    del self._cache[key]
+            ended = [(k, _copy(c.event)) for k, c in old if "series" in c.event]
+        for key, event in ended:
+            if not self._attempt(event, 0, requeue=False):
+                with self._cond:
+                    self._cache.pop(key, None)
+
+    def _refresh_series(self) -> None:
+        """upstream ``refreshExistingEventSeries``: every series' count, again."""
+        with self._cond:
+            series = [(c, _copy(c.event)) for c in self._cache.values() if "series" in c.event]
+            for cached, _ in series:
+                cached.unwritten = False
+        for cached, event in series:
+            if self._attempt(event, 0, requeue=False):
+                cached.unwritten = True
 
     def _attempt(self, event: Raw, tries: int, requeue: bool) -> bool:
         """Write ``event``; True when it failed in a way worth another try (then,
@@ -282,6 +292,7 @@ class EventBroadcaster:
         due = time.monotonic() + self.retry_sleep * (1 + 0.25 * self._rng.random())
         with self._cond:
             heapq.heappush(self._retries, (due, next(self._seq), event, tries))
+            self._cond.notify()
         return True
 
     def _write(self, event: Raw) -> bool:
