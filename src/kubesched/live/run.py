@@ -18,7 +18,9 @@ assumed the pod, ``BindingPool`` (``bind_workers`` threads, the GIL released in
 socket IO) runs the Bind plugins, and their status is posted back to the
 scheduling thread (``LiveCluster.post``), which finishes the binding cycle
 (a failure forgets the assumed pod and requeues it) between its cycles, so the
-scheduler's state stays single-threaded. ``run`` waits for the bindings in
+scheduler's state stays single-threaded. PreBind runs before the handover, on
+the scheduling thread (VolumeBinding's PreBind reads the scheduler's caches);
+no in-tree Permit plugin waits. ``run`` waits for the bindings in
 flight and finishes them before it returns; ``close`` then flushes the events.
 Shadow mode binds nothing and stays synchronous.
 """
