@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Final, Protocol
 
 from kubesched.api.types import Node, Pod, PodCondition
@@ -419,10 +420,7 @@ class Scheduler:
         # Binding cycle: upstream runs it in a goroutine; with ``bind_async`` (live
         # mode) Bind runs elsewhere and its outcome comes back through ``done``.
         s = fwk.run_pre_bind_plugins(state, assumed_info, host)
-
-        def done(s: Status) -> None:
-            self._binding_done(fwk, state, qpi, result, assumed_info, s)
-
+        done = partial(self._binding_done, fwk, state, qpi, result, assumed_info)
         if s.is_success() and self.bind_async is not None:
             self.bind_async(lambda: fwk.run_bind_plugins(state, assumed_info, host), done)
         else:
