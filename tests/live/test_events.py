@@ -98,7 +98,7 @@ def test_a_singleton_leaves_the_cache_after_the_finish_time_and_a_series_ends(
         client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
         w = LiveWriter(client, clock, "kubesched", "kubesched-host")
         finish = 10 * SECOND
-        w.events = EventBroadcaster(client, clock, finish_time=finish)
+        w.events = EventBroadcaster(client, clock, senders=1, finish_time=finish)
         p, q = typed(api, "p"), typed(api, "q")
         for _ in range(3):
             w.event(q, "Normal", "Preempted", "Preempting", "by x")
