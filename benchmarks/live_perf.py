@@ -25,6 +25,11 @@ and kubesched in its own; both share the machine's cores, so the table gives
 each side's CPU seconds during the measured phase (the double's figure includes
 creating the pods). Peak RSS is the scheduler process's ``VmHWM``.
 
+``--against DIR`` runs every row a second time with the kubesched of another
+checkout (``DIR/src``; the double stays this checkout's), interleaved with this
+one's, and adds the ratio of the two (this / that): wall-clock figures swing
+with the machine's load, their ratio much less.
+
 ``--profile FILE`` runs kubesched under cProfile (main thread: the scheduling
 loop, its API writes and the conversion of watch events; the informer threads
 that read and decode the watch streams are not in it) and writes the stats
@@ -120,7 +125,12 @@ def peak_rss_mib(pid: int) -> float:
 
 @contextmanager
 def scheduler(
-    api: ApiServerDouble, qps: float, burst: int, workdir: Path, profile: str | None
+    api: ApiServerDouble,
+    qps: float,
+    burst: int,
+    workdir: Path,
+    profile: str | None,
+    src: Path = ROOT / "src",
 ) -> Iterator[tuple[subprocess.Popen[str], list[str]]]:
     """``kubesched run`` against ``api``, ready (informers synced) when yielded;
     its stderr lines collect in the list."""
@@ -137,7 +147,7 @@ def scheduler(
             }
         )
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     prefix = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
     cmd = [
         *prefix,
@@ -197,14 +207,16 @@ class Result:
     warnings: int
 
 
-def run_one(nodes: int, pods: int, qps: float, burst: int, profile: str | None) -> Result:
+def run_one(
+    nodes: int, pods: int, qps: float, burst: int, profile: str | None, src: Path = ROOT / "src"
+) -> Result:
     api = ApiServerDouble(clock=RealClock(), kubelet=True).start()
     try:
         for i in range(nodes):
             api.create(node(f"node-{i:05d}"))
         with (
             tempfile.TemporaryDirectory() as tmp,
-            scheduler(api, qps, burst, Path(tmp), profile) as (proc, lines),
+            scheduler(api, qps, burst, Path(tmp), profile, src) as (proc, lines),
         ):
             # One pod first: bound, it shows the scheduler has taken in the nodes too.
             warm = Bindings(1)
@@ -230,7 +242,10 @@ def run_one(nodes: int, pods: int, qps: float, burst: int, profile: str | None) 
             sched_cpu = cpu_seconds(proc.pid) - sched0
             double_cpu = time.process_time() - double0
             rss = peak_rss_mib(proc.pid)
-            warnings = sum("level=warning" in x or "level=error" in x for x in lines[logged:])
+            warned = [x for x in lines[logged:] if "level=warning" in x or "level=error" in x]
+            warnings = len(warned)
+            for line in dict.fromkeys(w.split(" msg=")[-1][:160] for w in warned[:200]):
+                print(f"  kubesched logged: {line}", file=sys.stderr)
         return Result(pods / elapsed, elapsed, created, sched_cpu, double_cpu, rss, warnings)
     finally:
         api.stop()
@@ -244,6 +259,9 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=None, help="clientConnection.burst (one row)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument(
+        "--against", default=None, metavar="DIR", help="also run DIR's kubesched, interleaved"
+    )
+    ap.add_argument(
         "--profile", default=None, metavar="FILE", help="cProfile kubesched (main thread)"
     )
     args = ap.parse_args()
@@ -252,32 +270,44 @@ def main() -> None:
     else:
         configs = [(args.qps if args.qps is not None else DEFAULTS[0], args.burst or DEFAULTS[1])]
     speed = calibration()
-    runs: list[list[Result]] = [[] for _ in configs]
+    trees = [("", ROOT / "src")]
+    if args.against:
+        trees.append((Path(args.against).resolve().name, Path(args.against).resolve() / "src"))
+    runs: dict[tuple[int, int], list[Result]] = {}
     for _ in range(max(args.repeat, 1)):
         for i, (qps, burst) in enumerate(configs):
-            r = run_one(args.nodes, args.pods, qps, burst, args.profile)
-            runs[i].append(r)
-            print(
-                f"qps {qps:g} burst {burst}: {r.pods_per_s:.1f} pods/s "
-                f"({r.seconds:.2f} s; kubesched CPU {r.sched_cpu:.2f} s, "
-                f"double CPU {r.double_cpu:.2f} s)",
-                file=sys.stderr,
-                flush=True,
-            )
+            for t, (label, src) in enumerate(trees):
+                r = run_one(args.nodes, args.pods, qps, burst, args.profile, src)
+                runs.setdefault((i, t), []).append(r)
+                print(
+                    f"qps {qps:g} burst {burst}{' ' + label if label else ''}: "
+                    f"{r.pods_per_s:.1f} pods/s ({r.seconds:.2f} s; kubesched CPU "
+                    f"{r.sched_cpu:.2f} s, double CPU {r.double_cpu:.2f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     rows = []
-    for (qps, burst), got in zip(configs, runs, strict=True):
-        best = max(got, key=lambda r: r.pods_per_s)
-        note = ""
-        if len(got) > 1:
-            every = sorted(r.pods_per_s for r in got)
-            note = f"best of {len(got)} ({every[0]:.0f}-{every[-1]:.0f})"
-        if best.warnings:
-            note = f"{note}; {best.warnings} warnings logged".lstrip("; ")
-        rows.append(
-            f"| {qps:g} / {burst} | {args.nodes} / {args.pods} | {best.pods_per_s:.1f} "
-            f"| {best.seconds:.2f} | {best.create_seconds:.2f} | {best.sched_cpu:.2f} "
-            f"| {best.double_cpu:.2f} | {best.rss_mib:.1f} | {note} |"
-        )
+    for i, (qps, burst) in enumerate(configs):
+        for t, (label, _) in enumerate(trees):
+            got = runs[(i, t)]
+            best = max(got, key=lambda r: r.pods_per_s)
+            parts = [label or ("this" if len(trees) > 1 else "")]
+            if len(got) > 1:
+                every = sorted(r.pods_per_s for r in got)
+                parts.append(f"best of {len(got)} ({every[0]:.0f}-{every[-1]:.0f})")
+            if t:
+                ratios = [
+                    a.pods_per_s / b.pods_per_s for a, b in zip(runs[(i, 0)], got, strict=True)
+                ]
+                parts.append("this / that, run by run: " + ", ".join(f"{x:.2f}" for x in ratios))
+            if best.warnings:
+                parts.append(f"{best.warnings} warnings logged")
+            note = "; ".join(p for p in parts if p)
+            rows.append(
+                f"| {qps:g} / {burst} | {args.nodes} / {args.pods} | {best.pods_per_s:.1f} "
+                f"| {best.seconds:.2f} | {best.create_seconds:.2f} | {best.sched_cpu:.2f} "
+                f"| {best.double_cpu:.2f} | {best.rss_mib:.1f} | {note} |"
+            )
     print(
         "\n".join(
             [

@@ -2,7 +2,7 @@
 are ``kubectl apply``-ed to the API-server double while kubesched runs, and the
 decisions are read back as a user reads them, with ``kubectl get``.
 
-kubectl is found as in tests/live/apiserver_double/test_kubectl.py
+kubectl is found by tests/live/cluster_state.py's ``find_kubectl``
 ($KUBESCHED_KUBECTL, next to the running Python, or on PATH); without one the
 tests skip.
 """
@@ -12,8 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +20,10 @@ import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, RealClock
 from tests.cli.test_live_run import NO_STATUS, kubesched_run
-from tests.live.apiserver_double.test_kubectl import KUBECTL
+from tests.live.cluster_state import find_kubectl, wait_for
 
 pytest.importorskip("kubernetes")
+KUBECTL = find_kubectl()
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed")
 
 NODES = """\
@@ -153,13 +153,6 @@ def kubectl(tmp_path: Path) -> Iterator[Kubectl]:
         yield Kubectl(api.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path)
     finally:
         api.stop()
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
 
 
 def test_kubectl_applied_pods_are_scheduled_and_read_back(kubectl: Kubectl) -> None:

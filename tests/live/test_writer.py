@@ -13,7 +13,8 @@ import pytest
 from kubesched.api.convert import convert_pod
 from kubesched.api.types import Pod, PodCondition
 from kubesched.framework.ports import NotFound
-from kubesched.live.apiserver_double import ApiServerDouble
+from kubesched.live.apiserver_double import ApiServerDouble, Fault
+from kubesched.live.apiserver_double.errors import forbidden
 from kubesched.live.client import TokenBucket, connect
 from kubesched.live.writer import ApiCallError, LiveWriter, micro_time, rfc3339
 from tests.live.apiserver_double.wire import recordings_dir
@@ -177,6 +178,7 @@ def test_events_are_events_k8s_io_named_as_client_go_names_them(tmp_path: Path) 
         w.event(
             victim, "Normal", "Preempted", "Preempting", "Preempted by pod x on node n1", preemptor
         )
+        w.close()  # the broadcaster's thread sends it; closing flushes it
         path, _, body = last_request(api, "POST")
         stored = api.get("events.k8s.io/v1", "Event", f"low-1.{NOW:x}", "default")
     assert path == "/apis/events.k8s.io/v1/namespaces/default/events"
@@ -197,9 +199,11 @@ def test_a_refused_event_is_logged_not_raised(
         api.create(pod("low-1", "1"))
         w = writer(api, tmp_path)
         p = typed(api, "low-1")
-        w.event(p, "Normal", "Preempted", "Preempting", "first")
-        w.event(p, "Normal", "Preempted", "Preempting", "same name again")  # 409 AlreadyExists
-    assert any("already exists" in r.getMessage() for r in caplog.records)
+        api.inject(Fault(forbidden("events", "events.k8s.io", "", "no"), verb="create"))
+        w.event(p, "Normal", "Preempted", "Preempting", "first")  # raises nothing
+        w.close()
+    assert w.events.abandoned == 1 and w.events.written == 0
+    assert any("Server rejected event" in r.getMessage() for r in caplog.records)
 
 
 def test_events_do_not_spend_the_bindings_rate_limit(
@@ -228,6 +232,7 @@ def test_events_do_not_spend_the_bindings_rate_limit(
         first = typed(api, "web-1")
         w.bind(first, "n1")
         w.event(first, "Normal", "Scheduled", "Binding", "Successfully assigned default/web-1")
+        assert w.events.wait_idle()
         assert waits == []  # the event took a token of its own bucket
         w.bind(typed(api, "web-2"), "n1")
         assert waits == [pytest.approx(1.0)]  # the second binding waits for the first's

@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import urlencode
 
 DEFAULT_PAGE: Final = 500
 """Objects per page of a list (kubectl's ``--chunk-size`` default)."""
@@ -54,6 +55,9 @@ REQUEST_TIMEOUT: Final = 60.0
 
 CONNECT_TIMEOUT: Final = 30.0
 """Seconds a watch may take to connect (its read timeout is the stall timeout)."""
+
+POOL_SIZE: Final = 32
+"""Connections kept open to the server (urllib3's pool)."""
 
 MAX_RETRIES: Final = 10
 """client-go's default: how often a request answered with Retry-After is sent again."""
@@ -185,6 +189,9 @@ def connect(
     from urllib3.util.retry import Retry
 
     cfg.retries = Retry(3, respect_retry_after_header=False)  # no status retries
+    # One connection per thread kept (informers' watches, bindings, events, lease):
+    # urllib3 would otherwise discard the connections beyond 10 after each use.
+    cfg.connection_pool_maxsize = POOL_SIZE
     client = k8s.client.ApiClient(cfg)
     return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
 
@@ -232,8 +239,7 @@ class KubeClient:
         content_type: str = "application/json",
     ) -> Any:
         """One request, sent again while the server says Retry-After (see the module
-        docstring); the library's response, its body not read yet (v37's rest
-        layer always asks urllib3 for ``preload_content=False``)."""
+        docstring); urllib3's response, its body not read yet."""
         for _ in range(MAX_RETRIES):
             response = self._send_once(method, path, query, timeout, body, content_type)
             wait = _retry_after(response)
@@ -253,22 +259,32 @@ class KubeClient:
         body: Raw | None,
         content_type: str,
     ) -> Any:
+        """One request through the library's urllib3 pool, with its configuration's
+        headers and credentials (its bearer token asked for each time, so a
+        refreshed one is used); the rest of its request path (parameter
+        sanitising, its response wrapper) costs more CPU than the request."""
+        from urllib3 import Timeout
+
         api = self._api
         self._limiter.take()
-        headers = {"Accept": "application/json"}
+        headers = {**api.default_headers, "Accept": "application/json"}
+        for auth in api.configuration.auth_settings().values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[auth["key"]] = auth["value"]
+        payload = None
         if body is not None:
             headers["Content-Type"] = content_type
+            payload = json.dumps(body).encode()
+        url = self.host + path
+        if query:
+            url += "?" + urlencode(query)
+        if isinstance(timeout, tuple):
+            timeout = Timeout(connect=timeout[0], read=timeout[1])
+        else:
+            timeout = Timeout(total=timeout)
         try:
-            method, url, headers, payload, _ = api.param_serialize(
-                method,
-                path,
-                query_params=query,
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            return api.call_api(
-                method, url, header_params=headers, body=payload, _request_timeout=timeout
+            return api.rest_client.pool_manager.request(
+                method, url, body=payload, headers=headers, timeout=timeout, preload_content=False
             )
         except Exception as err:  # urllib3's connection errors and the like
             raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
@@ -352,7 +368,7 @@ class KubeClient:
             except Exception:
                 data = b""
             raise _api_error(what, response.status, response.reason, data)
-        return WatchStream(response.response, what)
+        return WatchStream(response, what)
 
 
 class WatchStream:
@@ -446,7 +462,7 @@ def _retry_after(response: Any) -> int | None:
     status = response.status
     if status != 429 and status < 500:
         return None
-    value = str(response.getheader("Retry-After") or "").strip()
+    value = str(response.headers.get("Retry-After") or "").strip()
     return int(value) if value.isdigit() else None
 
 

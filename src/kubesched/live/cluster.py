@@ -18,7 +18,8 @@ are the server's Priority admission's, taken as they are.
 The clock is the injected wall clock (integer nanoseconds since the Unix epoch,
 the unit of every timestamp the API readers produce). ``next_time`` is one
 ``poll`` ahead (a live cluster always may change); ``advance(t)`` waits until
-``t`` or until a notification arrives, whichever is first; ``stop()`` wakes it
+``t`` or until a notification (or a ``post``-ed call: an asynchronous binding's
+outcome, run by ``flush`` in turn) arrives, whichever is first; ``stop()`` wakes it
 and makes ``stopping`` true (``drive`` then ends its loop).
 """
 
@@ -58,6 +59,7 @@ from kubesched.driver.events import (
     Watcher,
 )
 from kubesched.framework.ports import StorageLister
+from kubesched.live.informer import key_of
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +72,6 @@ DEFAULT_POLL: Final = 1_000_000_000
 this often."""
 
 Raw = dict[str, Any]
-
-
-def _key(raw: Raw) -> str:
-    meta = raw.get("metadata") or {}
-    ns = meta.get("namespace") or ""
-    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
 
 
 def wall_clock() -> Time:
@@ -117,6 +113,9 @@ class LiveStorage:
         return self.csi_nodes, obj.name
 
 
+_CALL: Final = "call"
+"""The kind of a ``post``-ed call in the queue."""
+
 _STORAGE_KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
 
 
@@ -135,7 +134,7 @@ class LiveCluster:
         self.object_watchers: list[ObjectWatcher] = []
         self.rejected = 0
         """Notifications whose object failed conversion (logged)."""
-        self._queue: deque[tuple[str, str, Raw]] = deque()
+        self._queue: deque[tuple[str, str, Any]] = deque()
         self._wake = threading.Condition()
         self.stopping = False
 
@@ -144,6 +143,13 @@ class LiveCluster:
         """One change of one object (any thread)."""
         with self._wake:
             self._queue.append((kind, change, raw))
+            self._wake.notify_all()
+
+    def post(self, call: Callable[[], None]) -> None:
+        """Run ``call`` on the scheduling thread, in turn with the notifications
+        (any thread: the outcome of an asynchronous binding)."""
+        with self._wake:
+            self._queue.append((_CALL, "", call))
             self._wake.notify_all()
 
     def stop(self) -> None:
@@ -179,11 +185,14 @@ class LiveCluster:
                     return n
                 kind, change, raw = self._queue.popleft()
             n += 1
+            if kind is _CALL:
+                raw()
+                continue
             try:
                 self._apply(kind, change, raw)
             except InputError as err:
                 self.rejected += 1
-                log.warning("%s %s: ignored: %s", kind, _key(raw), err)
+                log.warning("%s %s: ignored: %s", kind, key_of(raw), err)
 
     def _apply(self, kind: str, change: str, raw: Raw) -> None:
         if kind == "Pod":

@@ -12,6 +12,17 @@ lost lease) or ``until``. Tests may feed the cluster themselves instead.
 The scheduler takes only the pods whose ``spec.schedulerName`` names one of its
 profiles (``Scheduler.responsible_for``); every other pod is still cached (it
 uses resources, it may be a preemption victim).
+
+Binding runs as upstream's binding goroutine does: after the scheduling thread
+assumed the pod, ``BindingPool`` (``bind_workers`` threads, the GIL released in
+socket IO) runs the Bind plugins, and their status is posted back to the
+scheduling thread (``LiveCluster.post``), which finishes the binding cycle
+(a failure forgets the assumed pod and requeues it) between its cycles, so the
+scheduler's state stays single-threaded. PreBind runs before the handover, on
+the scheduling thread (VolumeBinding's PreBind reads the scheduler's caches);
+no in-tree Permit plugin waits. ``run`` waits for the bindings in
+flight and finishes them before it returns; ``close`` then flushes the events.
+Shadow mode binds nothing and stays synchronous.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final, TextIO
 
@@ -32,6 +44,7 @@ from prometheus_client.registry import Collector
 from kubesched.api.types import Time
 from kubesched.driver.loop import RunStats, drive
 from kubesched.framework.config import SchedulerConfig
+from kubesched.framework.status import Code, Status
 from kubesched.live.client import KubeClient, Raw, Resource
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
 from kubesched.live.informer import Informer, Timing
@@ -51,6 +64,9 @@ LIVE_SCHEDULER_NAME: Final = "kubesched"
 """The profile name of live mode's default configuration."""
 
 FOREVER: Final = 100 * 365 * 24 * 3600 * 1_000_000_000
+
+BIND_WORKERS: Final = 4
+"""Binding threads (upstream: a goroutine per binding)."""
 
 INFORMED: Final[tuple[Resource, ...]] = tuple(
     r
@@ -102,6 +118,42 @@ def live_default_config() -> SchedulerConfig:
     )
 
 
+class BindingPool:
+    """``Scheduler.bind_async`` on ``workers`` threads; each outcome goes to
+    ``post`` (the scheduling thread's queue). A crashing Bind plugin is an Error
+    status."""
+
+    def __init__(self, post: Callable[[Callable[[], None]], None], workers: int) -> None:
+        self._post = post
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binding")
+        self._idle = threading.Condition()
+        self._in_flight = 0
+
+    def __call__(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        with self._idle:
+            self._in_flight += 1
+        self._pool.submit(self._run, work, done)
+
+    def _run(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        try:
+            s = work()
+        except Exception as err:  # a plugin's bug must not lose the pod
+            log.exception("binding failed")
+            s = Status(Code.ERROR, str(err))
+        self._post(lambda: done(s))
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Wait until every binding handed over was posted back."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
 class _Clock:
     __slots__ = ("now",)
 
@@ -123,12 +175,15 @@ class LiveScheduler:
     """Write nothing (``ShadowWriter``): shadow mode."""
     timing: Timing = field(default_factory=Timing)
     """The informers' watch timeouts."""
+    bind_workers: int = BIND_WORKERS
+    """Threads of the ``BindingPool`` (0: bind on the scheduling thread)."""
     cluster: LiveCluster = field(init=False)
     writer: LiveWriter | ShadowWriter = field(init=False)
     scheduler: Scheduler = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     stats: RunStats = field(default_factory=RunStats)
     informers: list[Informer] = field(default_factory=list)
+    binder: BindingPool | None = None
 
     def __post_init__(self) -> None:
         self.cluster = LiveCluster(self.clock)
@@ -150,6 +205,9 @@ class LiveScheduler:
         )
         self.cluster.watchers.append(self.scheduler)
         self.cluster.object_watchers.append(self.scheduler)
+        if not self.shadow and self.bind_workers > 0:
+            self.binder = BindingPool(self.cluster.post, self.bind_workers)
+            self.scheduler.bind_async = self.binder
 
     def start_informers(self, timeout: float = 60.0) -> bool:
         """Start the informers and wait until every one has listed (False: some
@@ -177,8 +235,9 @@ class LiveScheduler:
         self.informers.clear()
 
     def run(self, until: Time | None = None) -> RunStats:
-        """Schedule until ``stop()`` or the wall clock reaches ``until``."""
-        return drive(
+        """Schedule until ``stop()`` or the wall clock reaches ``until``; then
+        finish the bindings in flight."""
+        stats = drive(
             self.cluster,
             self.scheduler,
             self.stats,
@@ -186,6 +245,17 @@ class LiveScheduler:
             horizon=self.clock() + FOREVER,
             stop_when=lambda: self.cluster.stopping,
         )
+        if self.binder is not None and not self.binder.wait_idle():
+            log.error("bindings still in flight after 60 s")
+        self.cluster.flush()
+        return stats
+
+    def close(self) -> None:
+        """Stop the binding threads and flush the events (after ``run``)."""
+        if self.binder is not None:
+            self.binder.shutdown()
+        if isinstance(self.writer, LiveWriter):
+            self.writer.close()
 
     def stop(self) -> None:
         """End ``run`` at its next step (any thread)."""
@@ -294,6 +364,7 @@ class LiveRun:
             ls.run(until)
         finally:
             ls.stop_informers()
+            ls.close()
             if self.elector is not None:
                 self.elector.stop()
             if thread is not None:

@@ -16,11 +16,11 @@
 - ``event``: an events.k8s.io/v1 Event, named ``<regarding>.<hex nanoseconds>``
   as client-go's recorder names them, from ``reportingController`` (the
   profile's scheduler name) and ``reportingInstance``
-  (``<controller>-<hostname>``). Best effort, as client-go's recorder: a
-  refused event is logged, never raised. (No series aggregation yet.) Events
-  go through their own rate limiter (``KubeClient.with_own_limit``: upstream's
-  separate event client), so they never delay a binding; they are still sent
-  synchronously (upstream's broadcaster sends them from a goroutine).
+  (``<controller>-<hostname>``), handed to an ``EventBroadcaster``
+  (``live.events``: client-go's broadcaster, a background thread with series
+  aggregation) on its own rate limiter (``KubeClient.with_own_limit``:
+  upstream's separate event client), so an event never delays a binding nor
+  raises. ``close()`` flushes them (clean shutdown).
 
 A pod that is gone (404, or 409 on the UID precondition) raises
 ``framework.ports.NotFound``: the preemption executor treats that victim as
@@ -31,7 +31,6 @@ FailedScheduling event shows).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -40,10 +39,7 @@ from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Pod, PodCondition, Time
 from kubesched.framework.ports import NotFound
 from kubesched.live.client import ClusterError, KubeClient, Raw
-
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-
-log = logging.getLogger(__name__)
+from kubesched.live.events import STRATEGIC_MERGE_PATCH, EventBroadcaster
 
 
 class ApiCallError(Exception):
@@ -83,16 +79,18 @@ class LiveWriter:
         reporting_instance: str,
     ) -> None:
         self._client = client
-        self._events = client.with_own_limit()
+        self.events = EventBroadcaster(client.with_own_limit(), clock)
         self._now = clock
         self.reporting_controller = reporting_controller
         self.reporting_instance = reporting_instance
 
-    def _call(
-        self, what: str, method: str, path: str, client: KubeClient | None = None, **kwargs: Any
-    ) -> Raw:
+    def close(self, timeout: float = 10.0) -> None:
+        """Write the queued events and stop their thread (``EventBroadcaster.shutdown``)."""
+        self.events.shutdown(timeout)
+
+    def _call(self, what: str, method: str, path: str, **kwargs: Any) -> Raw:
         try:
-            return (client or self._client).request(method, path, what=what, **kwargs)
+            return self._client.request(method, path, what=what, **kwargs)
         except ClusterError as err:
             if err.status == 0:
                 raise ApiCallError(str(err), 0, "") from None
@@ -183,17 +181,7 @@ class LiveWriter:
         }
         if related is not None:
             body["related"] = _ref(related)
-        what = f"create event {regarding.namespace}/{body['metadata']['name']}"
-        try:
-            self._call(
-                what,
-                "POST",
-                f"/apis/events.k8s.io/v1/namespaces/{regarding.namespace}/events",
-                self._events,
-                body=body,
-            )
-        except ApiCallError as err:  # events are best effort, as client-go's recorder
-            log.warning("%s: %s", what, err)
+        self.events.record(body, now)
 
     def preemption(
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int

@@ -6,7 +6,9 @@ Backends (the simulated cluster, live mode) drive it:
   ``on_pod_add/update/delete`` and, for the storage kinds,
   ``on_object_add/update/delete`` (what upstream's informer event handlers do);
 - ``schedule_one()`` pops one pod and runs one full scheduling + binding cycle
-  synchronously, writing to the cluster through the ``ClusterWriter`` port;
+  synchronously, writing to the cluster through the ``ClusterWriter`` port
+  (with ``bind_async`` set, live mode, the Bind plugins run on another thread
+  and the rest of the binding cycle when their outcome comes back);
 - ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
   on the backend's clock.
 
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Final, Protocol
 
 from kubesched.api.types import Node, Pod, PodCondition
@@ -47,7 +50,7 @@ from kubesched.framework.results import (
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework, PluginFactory, ScoreError, Services
-from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.cache import Cache, CacheError
 from kubesched.scheduler.metrics import (
     RESULT_ERROR,
     RESULT_SCHEDULED,
@@ -101,6 +104,11 @@ class DecisionObserver(Protocol):
         (``PostFilterResult.explanation``)."""
 
 
+BindAsync = Callable[[Callable[[], Status], Callable[[Status], None]], None]
+"""``bind_async(work, done)``: run ``work`` (the Bind plugins) on another thread,
+then call ``done`` with its status on the scheduling thread (live mode)."""
+
+
 class Scheduler:
     """One kube-scheduler: its profiles, queue, cache and algorithm."""
 
@@ -124,6 +132,8 @@ class Scheduler:
         self.metrics = metrics or Metrics()
         self.observer: DecisionObserver | None = None
         """Told every decision (None: nobody)."""
+        self.bind_async: BindAsync | None = None
+        """Runs the Bind plugins off the scheduling thread (None: at once)."""
         self.changes = 0
         """Cluster changes delivered so far that can change some pod's scheduling
         answer (see ``would_retry_on_a_changed_cluster``)."""
@@ -408,13 +418,33 @@ class Scheduler:
             else:
                 self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return
-        # Binding cycle (upstream runs it in a goroutine; kubesched binds at once).
+        # Binding cycle: upstream runs it in a goroutine; with ``bind_async`` (live
+        # mode) Bind runs elsewhere and its outcome comes back through ``done``.
         s = fwk.run_pre_bind_plugins(state, assumed_info, host)
-        if s.is_success():
-            s = fwk.run_bind_plugins(state, assumed_info, host)
+        done = partial(self._binding_done, fwk, state, qpi, result, assumed_info)
+        if s.is_success() and self.bind_async is not None:
+            self.bind_async(lambda: fwk.run_bind_plugins(state, assumed_info, host), done)
+        else:
+            done(fwk.run_bind_plugins(state, assumed_info, host) if s.is_success() else s)
+
+    def _binding_done(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        result: ScheduleResult,
+        assumed_info: PodInfo,
+        s: Status,
+    ) -> None:
+        host = result.suggested_host
+        pod = qpi.pod_info.pod
+        assumed = assumed_info.pod
         if not s.is_success():
             fwk.run_reserve_plugins_unreserve(state, assumed_info, host)
-            self.cache.forget_pod(assumed)
+            try:
+                self.cache.forget_pod(assumed)
+            except CacheError as err:  # confirmed meanwhile (async binding): logged
+                log.error("scheduler cache ForgetPod failed: %s", err)
             self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, assumed, None)
             self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,18 +18,7 @@ import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, ManualClock
 from tests.live.apiserver_double.wire import Wire, recordings_dir
-
-
-def find_kubectl() -> str | None:
-    env = os.environ.get("KUBESCHED_KUBECTL")
-    if env:
-        return env
-    for directory in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
-        candidate = Path(directory) / "kubectl"
-        if candidate.is_file():
-            return str(candidate)
-    return shutil.which("kubectl")
-
+from tests.live.cluster_state import find_kubectl
 
 KUBECTL = find_kubectl()
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed")
