@@ -339,18 +339,15 @@ def write_report(path: str, doc: dict[str, Any], record: Any) -> None:
 @click.option("-o", "--output", "html_file", required=True, metavar="FILE.html")
 def report(result_file: str, html_file: str) -> None:
     """Write the HTML report of a saved SimulationResult (-o json or yaml)."""
-    import yaml
-
+    from kubesched.api.parsing import parse_yaml
     from kubesched.report.html import render
 
     try:
         with open(result_file, encoding="utf-8") as f:
-            doc = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            docs = parse_yaml(f.read(), result_file)  # bad YAML/JSON: InputError, exit 2
     except OSError as err:
         fail_input(f"{result_file}: {err.strerror}")
-    except yaml.YAMLError as err:
-        problem = getattr(err, "problem", None) or "not YAML or JSON"
-        fail_input(f"{result_file}: not a SimulationResult document ({problem})")
+    doc = docs[0] if len(docs) == 1 else None
     if not isinstance(doc, dict) or doc.get("kind") != "SimulationResult":
         fail_input(f"{result_file}: not a SimulationResult document")
     try:

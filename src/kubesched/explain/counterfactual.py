@@ -40,7 +40,7 @@ from kubesched.api.taints import do_not_schedule_taint, tolerations_tolerate_tai
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeSelectorTerm, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.resources import ResourceFilterPlugin, ResourcePlan
-from kubesched.framework.types import NodeInfo, PodInfo, Resource
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework
 
 NEAREST: Final = 3
@@ -115,16 +115,6 @@ def _labels(node: NodeInfo) -> Mapping[str, str]:
     return node.node.labels if node.node is not None else {}
 
 
-def _amount(r: Resource, name: str) -> int:
-    if name == CPU:
-        return r.milli_cpu
-    if name == MEMORY:
-        return r.memory
-    if name == EPHEMERAL_STORAGE:
-        return r.ephemeral_storage
-    return r.scalar.get(name, 0)
-
-
 def _resources(plan: ResourcePlan, node: NodeInfo) -> dict[str, Any]:
     """What is missing, per resource of the plan, and relative to the node's size."""
     missing: list[dict[str, Any]] = []
@@ -133,8 +123,8 @@ def _resources(plan: ResourcePlan, node: NodeInfo) -> dict[str, Any]:
         missing.append({"resource": "pods", "missing": "1"})
         relative += 1.0
     for check in plan.checks:
-        alloc = _amount(node.allocatable, check.resource)
-        short = check.need - (alloc - _amount(node.requested, check.resource))
+        alloc = node.allocatable.get(check.resource)
+        short = check.need - (alloc - node.requested.get(check.resource))
         if short <= 0:
             continue
         if check.resource == CPU:
