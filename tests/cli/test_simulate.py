@@ -407,12 +407,12 @@ def test_negative_until_is_bad_input() -> None:
 
 
 def test_internal_error_exits_1(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kubesched.sim.scenario
+    import kubesched.sim.runspec
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(kubesched.sim.scenario, "run_scenario", boom)
+    monkeypatch.setattr(kubesched.sim.runspec, "run_scenario", boom)
     result = simulate("-f", str(BASIC), "-o", "json")
     assert result.exit_code == 1
     assert result.stderr.startswith("internal error: RuntimeError: boom")
@@ -664,16 +664,16 @@ def test_exact_and_per_node_flags_run_the_per_node_path(
 ) -> None:
     """``--per-node`` is an alias of ``--exact``: both reach ``run_scenario`` as
     ``per_node=True`` (and the document stays the same)."""
-    from kubesched.sim import scenario
+    from kubesched.sim import runspec
 
     seen: list[bool] = []
-    real = scenario.run_scenario
+    real = runspec.run_scenario
 
     def spy(*args: Any, **kw: Any) -> Any:
         seen.append(kw["per_node"])
         return real(*args, **kw)
 
-    monkeypatch.setattr(scenario, "run_scenario", spy)
+    monkeypatch.setattr(runspec, "run_scenario", spy)
     args = ["-f", str(ALL_EXAMPLES[0]), "-o", "json"]
     assert ok(*args, *([flag] if flag else [])) == ok(*args)
     assert seen == [flag is not None, False]

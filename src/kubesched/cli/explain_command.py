@@ -77,23 +77,25 @@ def explain(
 ) -> None:
     """Why POD (NAME or NAMESPACE/NAME) is pending, or why it went where it did."""
     from kubesched.cli.explain_text import describe
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
-    from kubesched.scheduler.registry import parse_feature_gates
-    from kubesched.sim.scenario import run_scenario
+    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
+    from kubesched.sim import runspec
 
     if not files and not from_cluster:
         raise InputError("-f: required (or --from-cluster)")
+    spec = runspec.RunSpec(
+        files=files,
+        config_file=config_file,
+        seed=seed,
+        until=until,
+        feature_gates=feature_gates,
+        limits=InputLimits(max_input_bytes=max_input_bytes, max_objects=DEFAULT_MAX_OBJECTS),
+    )
     try:
-        gates = parse_feature_gates(feature_gates)
-    except ValueError as err:
-        raise InputError(f"--feature-gates: {err}") from None
-    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=DEFAULT_MAX_OBJECTS)
-    try:
-        scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
+        loaded = load_input(spec, from_cluster, kubeconfig, context)
     except MemoryError:
         raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(scenario)
-    run = run_scenario(scenario, seed=seed, until=until, feature_gates=gates, explain=True)
+    echo_input_notes(loaded)
+    run = runspec.execute(spec, loaded, explain=True)
     doc = run.result()
     ns, name = _split(pod, namespace)
     me = f"{ns}/{name}"

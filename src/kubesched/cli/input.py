@@ -9,37 +9,34 @@ from typing import Final
 
 import click
 
-from kubesched.api.input_limits import InputLimits
 from kubesched.cli.input_warnings import warning_lines
-from kubesched.sim.scenario import Scenario, load_scenario
+from kubesched.sim.runspec import Loaded, RunSpec, load
 
 OUT_OF_MEMORY: Final = "out of memory reading the input (lower --max-input-bytes or --max-objects)"
 """Within the caps, yet more than this process may use (a ulimit, a small machine)."""
 
 
-def load_manifests(
-    files: tuple[str, ...],
-    config_file: str | None,
-    limits: InputLimits,
-    from_cluster: bool,
-    kubeconfig: str | None,
-    context: str | None,
-) -> Scenario:
-    """The scenario of ``-f`` files (``-`` is stdin), after the live cluster's
-    objects when ``from_cluster`` (a cluster that cannot be read ends the
-    command with exit 4). Bad input raises ``InputError``."""
+def load_input(
+    spec: RunSpec, from_cluster: bool, kubeconfig: str | None, context: str | None
+) -> Loaded:
+    """``runspec.load`` of ``spec`` (``-`` in its files is stdin), after the live
+    cluster's objects when ``from_cluster`` (a cluster that cannot be read ends the
+    command with exit 4). A trace's import summary goes to stderr. Bad input
+    raises ``InputError``."""
     first = []
     if from_cluster:
         from kubesched.cli import live_commands  # live mode only when asked for
 
         first = live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
-    return load_scenario(
-        list(files), config_file=config_file, stdin=sys.stdin, limits=limits, first=first
-    )
+    loaded = load(spec, stdin=sys.stdin, first=first)
+    if loaded.trace is not None:
+        click.echo(loaded.trace.stats.line(), err=True)
+    return loaded
 
 
-def echo_input_notes(scenario: Scenario) -> None:
+def echo_input_notes(loaded: Loaded) -> None:
     """What was ignored and the input's warnings, on stderr."""
+    scenario = loaded.scenario
     if scenario.ignored:
         items = sorted(scenario.ignored.items(), key=lambda kv: (-kv[1], kv[0]))
         parts = ", ".join(f"{n} {k}" for k, n in items)

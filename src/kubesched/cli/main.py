@@ -23,7 +23,6 @@ from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.cli import trace_commands
 from kubesched.cli.params import DURATION, SIZE, cluster_options
-from kubesched.sim.traces.summary import summarize_run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -216,18 +215,12 @@ def simulate(
     from kubesched.api.selector_text import parse_selector_text
     from kubesched.cli import render
     from kubesched.cli.explain_command import pending_reasons
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_manifests
+    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
-    from kubesched.driver.loop import DEFAULT_HORIZON
-    from kubesched.driver.nodes_report import add_requests, node_entries
-    from kubesched.scheduler.registry import parse_feature_gates
-    from kubesched.sim.scenario import run_scenario
+    from kubesched.driver.nodes_report import node_entries
+    from kubesched.sim import runspec
 
-    try:
-        gates = parse_feature_gates(feature_gates)
-    except ValueError as err:
-        fail_input(f"--feature-gates: {err}")
     try:
         checks = [parse_gate(a) for a in assertions]
     except GateError as err:
@@ -238,59 +231,45 @@ def simulate(
         )
     except ValueError as err:
         fail_input(f"--selector: {err}")
-
-    horizon = DEFAULT_HORIZON
-    _trace = None
-    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
     if trace_spec is None and not files and not from_cluster:
         fail_input("-f: required (or --trace, or --from-cluster)")
     if from_cluster and trace_spec is not None:
         fail_input("--from-cluster and --trace: use one of them")
     if (kubeconfig or context) and not from_cluster:
         fail_input("--kubeconfig and --context need --from-cluster")
+    spec = runspec.RunSpec(
+        files=files,
+        config_file=config_file,
+        seed=seed,
+        until=until,
+        feature_gates=feature_gates,
+        per_node=per_node,
+        trace=trace_spec,
+        trace_options=trace_commands.import_options(seed, max_input_bytes, **trace_values),
+        limits=InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects),
+    )
     try:
-        if trace_spec is None:
-            scenario = load_manifests(files, config_file, limits, from_cluster, kubeconfig, context)
-        else:
-            options = trace_commands.import_options(seed, max_input_bytes, **trace_values)
-            scenario, _trace, horizon = trace_commands.load_trace_scenario(
-                trace_spec,
-                options,
-                files=files,
-                config_file=config_file,
-                stdin=sys.stdin,
-                limits=limits,
-            )
+        loaded = load_input(spec, from_cluster, kubeconfig, context)
     except MemoryError:
         raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(scenario)
+    echo_input_notes(loaded)
     started = time.perf_counter()
-    end = horizon if until is None else min(until, horizon)
-    if _trace is not None:
-        end = min(end, _trace.last_event)
+    end = loaded.end if until is None else min(until, loaded.end)
     with render.SimulatedTimeProgress(end, enabled=_progress_enabled(output)) as progress:
-        run = run_scenario(
-            scenario,
-            seed=seed,
-            until=until,
-            watch=watch,
-            per_node=per_node,
-            feature_gates=gates,
-            horizon=horizon,
-            progress=progress.update,
-            explain=explain or output == "wide",
+        run = runspec.execute(
+            spec, loaded, watch=watch, explain=explain or output == "wide", progress=progress.update
         )
     wall = time.perf_counter() - started
+    machine = output in ("json", "yaml", "jsonl")
+    doc = None
+    if report_file is not None or machine or checks:
+        doc = runspec.document(run, loaded, nodes=machine and "nodes" in show)
     if report_file is not None:
-        write_report(report_file, run.result(), run.record)
+        assert doc is not None
+        write_report(report_file, doc, run.record)
     out = click.get_text_stream("stdout")
-    if output in ("json", "yaml", "jsonl"):
-        doc = run.result()
-        if trace_spec is not None:
-            doc["replay"] = summarize_run(run)
-        if "nodes" in show:
-            doc["nodes"] = node_entries(run.record)
-            add_requests(doc, run.record)
+    if machine:
+        assert doc is not None
         if output == "json":
             out.write(render.to_json(doc))
         elif output == "yaml":
@@ -314,10 +293,10 @@ def simulate(
         out.write("\n")
         out.write(render.nodes_table(node_entries(run.record)))
     click.echo(render.summary_line(run.record, run.end_time, wall), err=True)
-    if trace_spec is not None:
+    if loaded.trace is not None:
         trace_commands.echo_replay_summary(run)
-    if checks:
-        _enforce(checks, run.result())
+    if doc is not None:
+        _enforce(checks, doc)
 
 
 def write_report(path: str, doc: dict[str, Any], record: Any) -> None:

@@ -6,9 +6,8 @@
 - :func:`trace_options` — a decorator adding the import options (``--sample``,
   ``--time-scale``, ``--gpu-share`` ...) to a command; :func:`import_options`
   turns the parsed values into :class:`~kubesched.sim.traces.ImportOptions`.
-- :func:`load_trace_scenario` — ``--trace FORMAT:PATH,...`` (plus optional ``-f``
-  files and ``--config``) to a ready ``Scenario`` and the safety horizon that
-  follows the trace; :func:`echo_replay_summary` prints the replay summary.
+- :func:`echo_replay_summary` prints the replay summary (``kubesched.sim.runspec``
+  loads ``--trace FORMAT:PATH,...``).
 
 Bad values exit with status 2 (click's usage errors, or InputError handled by
 the ``kubesched`` group).
@@ -16,27 +15,25 @@ the ``kubesched`` group).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kubesched.api.input_limits import DEFAULT_MAX_INPUT_BYTES, InputLimits
+from kubesched.api.input_limits import DEFAULT_MAX_INPUT_BYTES
 from kubesched.cli.params import SIZE, Parsed
 from kubesched.sim.traces import (
     GPU_SHARE_MODES,
     GPU_SHARE_ROUND_UP,
     ImportOptions,
-    TraceObjects,
     format_names,
     get_format,
-    parse_trace_spec,
 )
 from kubesched.sim.traces.common import parse_fraction, parse_priorities, parse_sample
 
 if TYPE_CHECKING:  # imported lazily at run time: `kubesched --help` stays fast
-    from kubesched.sim.scenario import Run, Scenario
+    from kubesched.sim.scenario import Run
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -192,38 +189,6 @@ def import_(
         for path in write_directory(trace, output_dir):
             click.echo(f"wrote {path}", err=True)
     click.echo(trace.stats.line(), err=True)
-
-
-def load_trace_scenario(
-    spec: str,
-    options: ImportOptions,
-    *,
-    files: Sequence[str] = (),
-    config_file: str | None = None,
-    stdin: TextIO | None = None,
-    limits: InputLimits | None = None,
-) -> tuple[Scenario, TraceObjects, int]:
-    """``--trace FORMAT:PATH,...`` -> (Scenario, trace, horizon).
-
-    ``files`` (``-f``) and ``config_file`` are loaded as ``simulate`` loads them
-    (within ``limits``) and
-    the trace's objects are added after them; the horizon follows the trace
-    (``traces.replay.horizon``: its last event plus its span, at least a day).
-    Prints the import summary line on stderr.
-    """
-    from kubesched.sim.scenario import load_scenario
-    from kubesched.sim.traces.replay import build_scenario, horizon
-
-    fmt, paths = parse_trace_spec(spec)
-    trace = fmt.load(paths, options)
-    base = None
-    if files or config_file is not None:
-        base = load_scenario(
-            list(files), config_file=config_file, stdin=stdin, limits=limits or InputLimits()
-        )
-    scenario = build_scenario(trace, base=base)
-    click.echo(trace.stats.line(), err=True)
-    return scenario, trace, horizon(trace)
 
 
 def echo_replay_summary(run: Run, *, err: bool = True) -> None:

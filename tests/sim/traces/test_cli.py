@@ -15,14 +15,15 @@ import yaml
 from click.testing import CliRunner, Result
 
 from kubesched.api.errors import InputError
+from kubesched.cli.input import load_input
 from kubesched.cli.main import KubeschedGroup
 from kubesched.cli.trace_commands import (
     echo_replay_summary,
     import_,
     import_options,
-    load_trace_scenario,
     trace_options,
 )
+from kubesched.sim.runspec import RunSpec, load
 from kubesched.sim.scenario import load_scenario, run_scenario
 from kubesched.sim.traces import ImportOptions, TierPriority
 from tests.sim.traces.data import node_row, pod_row, write_trace
@@ -166,10 +167,11 @@ def test_options_reach_the_importer() -> None:
 
 
 def test_simulate_trace_helpers(paths: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    scenario, trace, horizon = load_trace_scenario("openb:" + ",".join(paths), ImportOptions())
-    assert horizon == trace.last_event + 24 * 3600 * 10**9  # a short trace: one day more
+    loaded = load_input(RunSpec(trace="openb:" + ",".join(paths)), False, None, None)
+    assert loaded.trace is not None
+    assert loaded.horizon == loaded.trace.last_event + 24 * 3600 * 10**9  # short: one day more
     assert "imported 3 pods" in capsys.readouterr().err
-    run = run_scenario(scenario, horizon=horizon)
+    run = run_scenario(loaded.scenario, horizon=loaded.horizon)
     echo_replay_summary(run)
     err = capsys.readouterr().err
     assert err.splitlines()[0].split()[:3] == ["TIER", "PRIORITY", "PODS"]
@@ -186,4 +188,4 @@ def test_simulate_trace_helpers(paths: list[str], capsys: pytest.CaptureFixture[
 )
 def test_bad_trace_spec(spec: str, message: str) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
-        load_trace_scenario(spec, ImportOptions())
+        load(RunSpec(trace=spec))
