@@ -165,26 +165,32 @@ def _pods(doc: dict[str, Any], name: str, filters: Sequence[Filter]) -> list[dic
     return pods
 
 
-def measure(doc: dict[str, Any], gate: Gate) -> tuple[float, list[str]]:
-    """The quantity's value in ``doc`` and the pods it counted (pod counts)."""
-    if gate.name == "preemptions":
+def quantity(
+    doc: dict[str, Any], name: str, filters: Sequence[Filter] = ()
+) -> tuple[float, list[str]]:
+    """The quantity ``name`` (one of ``COUNTS`` or ``DELAYS``) of ``doc`` and the
+    pods it counted (pod counts only)."""
+    if name == "preemptions":
         preemptors = {f"{p['namespace']}/{p['name']}": p for p in doc["pods"]}
         n = sum(
             1
             for p in doc["preemptions"]
-            if (pod := preemptors.get(p["preemptor"])) is not None and _matches(pod, gate.filters)
+            if (pod := preemptors.get(p["preemptor"])) is not None and _matches(pod, filters)
         )
         return float(n), []
-    if gate.name in DELAYS:
-        delays = sorted(
-            p["scheduledAt"] - p["createdAt"] for p in _pods(doc, "scheduled", gate.filters)
-        )
+    if name in DELAYS:
+        delays = sorted(p["scheduledAt"] - p["createdAt"] for p in _pods(doc, "scheduled", filters))
         if not delays:
             return 0.0, []
-        rank = max(1, math.ceil(DELAYS[gate.name] * len(delays)))
+        rank = max(1, math.ceil(DELAYS[name] * len(delays)))
         return float(delays[rank - 1]), []
-    pods = _pods(doc, gate.name, gate.filters)
+    pods = _pods(doc, name, filters)
     return float(len(pods)), [f"{p['namespace']}/{p['name']}" for p in pods[:NAMED_PODS]]
+
+
+def measure(doc: dict[str, Any], gate: Gate) -> tuple[float, list[str]]:
+    """The gate's quantity in ``doc`` and the pods it counted (pod counts)."""
+    return quantity(doc, gate.name, gate.filters)
 
 
 def check(doc: dict[str, Any], gates: Sequence[Gate]) -> list[Violation]:
