@@ -34,13 +34,9 @@ API_VERSION: Final = "kubesched.io/v1alpha1"
 CHARTS: Final = (
     ("outcomes", "Pods and preemptions", ("scheduled", "pending", "preempted", "preemptions")),
     ("delay", "Scheduling delay (s)", ("delay.p50", "delay.p99")),
-    (
-        "utilisation",
-        "Requested share of allocatable at the end (%)",
-        ("utilisation.cpu", "utilisation.memory"),
-    ),
+    ("utilisation", "Requested share of allocatable at the end (%)", ("utilisation.*",)),
 )
-"""The bar charts of the page: id, heading, metrics."""
+"""The bar charts of the page: id, heading, metrics (``P*``: every metric named P...)."""
 
 
 @dataclass(frozen=True)
@@ -143,7 +139,14 @@ def text(doc: dict[str, Any]) -> str:
 
 def _bars(doc: dict[str, Any], metrics: Sequence[str]) -> go.Figure | None:
     """Grouped bars: one group per metric, one bar per variant (with ``ci`` error bars)."""
-    present = [m for m in metrics if any(m in v["metrics"] for v in doc["variants"])]
+    present = [
+        m
+        for m in metric_names(doc)
+        if any(m == w or (w.endswith("*") and m.startswith(w[:-1])) for w in metrics)
+    ]
+    present.sort(
+        key=lambda m: next(i for i, w in enumerate(metrics) if m.startswith(w.rstrip("*")))
+    )
     if not present:
         return None
     fig = go.Figure()

@@ -34,12 +34,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from kubesched.api.quantity import parse_quantity
+from kubesched.report.metrics import resource_order
 
 PALETTE: Final = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 )  # fmt: skip
 NO_CLASS: Final = "(no class)"
+PODS: Final = "pods"
 _CONFIG: Final = {"displaylogo": False, "responsive": True}
 _CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -142,7 +144,8 @@ def pending_over_time(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure
 
 
 def allocation(doc: dict[str, Any]) -> go.Figure | None:
-    """Requested share of the cluster's allocatable per resource over time."""
+    """Requested share of the cluster's allocatable over time, one line per
+    resource the nodes have and some bound pod requests (``pods``: pod count)."""
     nodes = doc.get("nodes")
     if not nodes or not any("requests" in p for p in doc["pods"]):
         return None
@@ -150,21 +153,21 @@ def allocation(doc: dict[str, Any]) -> go.Figure | None:
     for n in nodes:
         for r, v in n["allocatable"].items():
             total[r] += float(parse_quantity(v))
-    fig = go.Figure()
-    for r in ("cpu", "memory"):
-        if not total.get(r):
+    steps: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for p in doc["pods"]:
+        if p["scheduledAt"] is None or not p["nodeName"]:
             continue
-        steps: list[tuple[float, float]] = []
-        for p in doc["pods"]:
-            amount = float(parse_quantity((p.get("requests") or {}).get(r, "0")))
-            if not amount or p["scheduledAt"] is None or not p["nodeName"]:
-                continue
-            steps.append((max(p["scheduledAt"], 0.0), amount))
-            if p["deletedAt"] is not None:
-                steps.append((p["deletedAt"], -amount))
-        steps.sort()
+        amounts = {r: float(parse_quantity(v)) for r, v in (p.get("requests") or {}).items()}
+        amounts[PODS] = 1.0
+        for r, amount in amounts.items():
+            if amount and total.get(r):
+                steps[r].append((max(p["scheduledAt"], 0.0), amount))
+                if p["deletedAt"] is not None:
+                    steps[r].append((p["deletedAt"], -amount))
+    fig = go.Figure()
+    for r in sorted(steps, key=resource_order):
         xs, ys, used = [0.0], [0.0], 0.0
-        for t, d in steps:
+        for t, d in sorted(steps[r]):
             used += d
             xs.append(t)
             ys.append(100.0 * used / total[r])
