@@ -30,7 +30,7 @@ Legal status codes (as upstream):
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -202,6 +202,12 @@ class Handle(Protocol):
 
     def activate(self, pods: Sequence[Pod]) -> None:
         """Move these pods to activeQ (upstream PodActivator)."""
+        ...
+
+    def run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        """Work upstream does in a goroutine (the async preemption's API calls):
+        the simulator runs ``work`` and then ``done`` at once; live mode runs
+        ``work`` on another thread and ``done`` later on the scheduling thread."""
         ...
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]: ...

@@ -90,6 +90,11 @@ PluginFactory = Callable[[PluginArgs | None, "Framework"], Plugin]
 P = TypeVar("P")
 
 
+def run_now(work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+    """``Handle.run_async`` of a backend without threads: ``work``, then ``done``."""
+    done(work())
+
+
 @dataclass(slots=True)
 class Services:
     """What the scheduler lends every profile's framework."""
@@ -103,6 +108,7 @@ class Services:
     recorder: EventRecorder
     metrics: MetricsRecorder
     activate: Callable[[Sequence[Pod]], None]
+    run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = run_now
 
 
 class Framework:
@@ -127,6 +133,9 @@ class Framework:
         self.recorder: EventRecorder = services.recorder
         self.metrics: MetricsRecorder = services.metrics
         self.activate: Callable[[Sequence[Pod]], None] = services.activate
+        self.run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = (
+            services.run_async
+        )
         self._instances: dict[str, Plugin] = {}
 
         def get(name: str) -> Plugin:
