@@ -184,10 +184,6 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None: ...
 
-    def run_filter_what_if_passes(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None: ...
-
     def run_filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
     ) -> Status | None: ...
@@ -381,19 +377,6 @@ class WhatIfFilterPlugin(FilterPlugin, Protocol):
         """Verdicts aligned with ``rows`` if ``requested[i]`` (the table's resource
         axis; the ``pods`` column counts pods) were the requests on ``rows[i]``.
         ``None`` = cannot answer for this pod."""
-        ...
-
-
-@runtime_checkable
-class WhatIfPassesFilterPlugin(WhatIfFilterPlugin, Protocol):
-    """A what-if filter that can also say only whether each row passes."""
-
-    def passes_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None:
-        """Whether ``filter_what_if`` would pass each of ``rows`` (no statuses
-        built; preemption's dry run asks this again and again). ``None`` = cannot
-        answer for this pod."""
         ...
 
 

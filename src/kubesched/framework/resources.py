@@ -8,9 +8,8 @@ code that evaluates a plan, on every shape the scheduler asks:
 - ``rows``: table rows with their current requests (the scheduling cycle's scan);
   each slot's verdict is kept across cycles per plan and brought up to date from
   the table's change log;
-- ``what_if`` / ``what_if_row`` / ``passes``: table rows as if their summed requests
-  were ``requested`` (preemption's dry run, the nominated-pods pass), with statuses
-  or pass/fail only;
+- ``what_if`` / ``what_if_row``: table rows as if their summed requests were
+  ``requested`` (preemption's dry run, the nominated-pods pass);
 - ``reprieve``: the batched dry run's greedy step (victims added back one by one).
 
 Semantics (upstream fit.go ``fitsRequest``, v1.36):
@@ -183,18 +182,6 @@ class ResourceFit:
         on = self._on(plan, table)
         mask = on.mask_of(table.allocatable[row].tolist(), requested)
         return on.status(mask) if mask else SUCCESS
-
-    def passes(
-        self, plan: ResourcePlan, table: NodeTable, rows: IntArray, requested: IntArray
-    ) -> BoolArray:
-        """Whether ``what_if`` passes each row (no statuses built)."""
-        on = self._on(plan, table)
-        if on.always:
-            return np.zeros(len(rows), dtype=np.bool_)
-        alloc_t, _ = on.alloc_cols(table, rows)
-        free = alloc_t - np.ascontiguousarray(requested[:, on.cols].T)
-        ok: BoolArray = np.logical_and.reduce(free >= on.need_c, axis=0)
-        return ok
 
     def reprieve(
         self,

@@ -27,11 +27,10 @@ from kubesched.framework.interfaces import (
     VectorFilterPlugin,
     Verdicts,
     WhatIfFilterPlugin,
-    WhatIfPassesFilterPlugin,
     WhatIfRowFilterPlugin,
     is_spec_determined_filter,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.reads import DerivedFilterPlugin, DerivedScorePlugin, Reads
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
@@ -39,7 +38,6 @@ from kubesched.framework.types import PodInfo
 VectorFn = Callable[[CycleState, PodInfo, NodeTable], Verdicts | None]
 RowsFn = Callable[[CycleState, PodInfo, NodeTable, IntArray], Verdicts | None]
 WhatIfFn = Callable[[CycleState, PodInfo, IntArray, IntArray], Verdicts | None]
-PassesFn = Callable[[CycleState, PodInfo, IntArray, IntArray], BoolArray | None]
 RowFn = Callable[[CycleState, PodInfo, int, list[int]], Status | None]
 ReadsFn = Callable[[CycleState, PodInfo], Reads | None]
 ScoreVectorFn = Callable[[CycleState, PodInfo, NodeSet], IntArray | None]
@@ -100,8 +98,6 @@ class FilterForms:
     static for)."""
     what_if: WhatIfFn | None = None
     """``WhatIfFilterPlugin.filter_what_if``."""
-    passes: PassesFn | None = None
-    """``WhatIfPassesFilterPlugin.passes_what_if``."""
     row: RowFn | None = None
     """``WhatIfRowFilterPlugin.filter_what_if_row``."""
 
@@ -122,6 +118,5 @@ class FilterForms:
             ),
             spec_determined=is_spec_determined_filter(p),
             what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
-            passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,
             row=p.filter_what_if_row if isinstance(p, WhatIfRowFilterPlugin) else None,
         )

@@ -1,27 +1,17 @@
-"""Filtering: the Filter point of one profile on every path (per node, over
-table rows, what-if).
+"""The Filter point of one profile on every path, for the ``Framework``:
 
-The Filter runners of the ``Framework`` (``runtime/framework.py``):
+- ``run_filter_plugins`` (upstream RunFilterPlugins) and
+  ``run_filter_plugins_with_nominated_pods`` (its two passes), with the PreFilter
+  extensions' AddPod / RemovePod runners;
+- ``filter_rows``: every active filter over table rows at once, without nominated
+  pods; None when some active filter has no vectorised form for the pod;
+- ``run_filter_what_if`` / ``run_filter_what_if_row``: the filters over rows as if
+  their summed requests were ``requested`` (preemption's dry run, the
+  nominated-pods check). Static filters (declared, or derived ones whose ``Reads``
+  say so) answer from their vectorised form, kept for the cycle.
 
-- ``run_filter_plugins`` (per node, upstream's RunFilterPlugins) and
-  ``run_filter_plugins_with_nominated_pods`` (its two passes with the
-  nominated pods of >= priority added, then without), with the PreFilter
-  extensions' AddPod / RemovePod runners they and preemption use;
-- ``filter_rows``: every active filter over some table rows at once,
-  without nominated pods, as (index, statuses) arrays; None when some active
-  filter has no vectorised form for the pod (the caller then takes the
-  per-node path).
-- the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
-  ``run_filter_what_if_row``): the filters over some rows *as if* their summed
-  requests were given ones — preemption's dry run and the nominated-pods
-  check ask them. Static filters (verdicts independent of a node's pods:
-  declared, or derived ones whose ``Reads`` for the pod say so) are
-  read from their vectorised form, kept in the CycleState for the cycle; the
-  others answer the what-if themselves.
-
-Statuses are stamped with the plugin that returned them; a non-rejection
-becomes an Error naming the plugin. ``per_node`` turns the vectorised and
-what-if paths off (None / unsupported).
+Statuses are stamped with their plugin; a non-rejection becomes an Error naming
+it. ``per_node`` turns the vectorised and what-if paths off.
 """
 
 from __future__ import annotations
@@ -40,7 +30,7 @@ from kubesched.framework.interfaces import (
     Verdicts,
     pass_index,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.status import SUCCESS, Code, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import (
@@ -72,16 +62,13 @@ table, or another (None) that answers each what-if itself."""
 class _CycleSteps:
     """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
     CycleState: it holds while the table, its node generation, the skipped
-    plugins and the pod are the same (static filters answer from nothing else).
-    ``static_pass``: the static steps' combined pass mask over the table (None:
-    every node passes them)."""
+    plugins and the pod are the same (static filters answer from nothing else)."""
 
     __slots__ = (
         "derived_static",
         "generation",
         "pod",
         "skip",
-        "static_pass",
         "steps",
         "steps_known",
         "table",
@@ -96,7 +83,6 @@ class _CycleSteps:
         self.steps_known = False
         self.derived_static: bool | None = None
         """Every active derived filter is static for the pod (``static_for``)."""
-        self.static_pass: BoolArray | None = None
 
     def clone(self) -> _CycleSteps:
         """StateData: one memo for the cycle, shared by its CycleState's copies."""
@@ -359,40 +345,6 @@ class Filtering:
             got = self._skip_answers_memo[skip] = (supported, determined)
         return got
 
-    def run_filter_what_if_passes(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None:
-        """Like ``run_filter_what_if`` but only whether each node passes (cheaper:
-        no statuses are built).
-
-        The static filters' combined answer over the whole table is kept in the
-        CycleState (keyed by table, node generation, skipped plugins and pod): it
-        does not depend on ``requested``, and preemption's reprieve steps ask
-        again and again for the same pod."""
-        memo = self._cycle_steps(state, pod)
-        steps = memo.steps
-        if steps is None:
-            return None
-        static = memo.static_pass
-        ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
-        for f, v in steps:
-            if v is not None:
-                continue  # static: in the mask above
-            passes = f.passes
-            if passes is not None:
-                got = passes(state, pod, rows, requested)
-                if got is None:
-                    return None
-                ok &= got
-                continue
-            what_if = f.what_if
-            w = None if what_if is None else what_if(state, pod, rows, requested)
-            if w is None:
-                return None
-            if w.statuses:
-                ok &= w.index < 0
-        return ok
-
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[np.ndarray, list[Status]] | None:
@@ -491,8 +443,6 @@ class Filtering:
                 return memo
             if v.statuses:
                 steps.append((f, v))
-                ok = v.index < 0
-                memo.static_pass = ok if memo.static_pass is None else memo.static_pass & ok
         memo.steps = steps
         return memo
 

@@ -185,7 +185,6 @@ class Framework:
         self.what_if_spec_determined = fl.what_if_spec_determined
         self.static_filters = fl.static_filters
         self.run_filter_what_if = fl.run_filter_what_if
-        self.run_filter_what_if_passes = fl.run_filter_what_if_passes
         self.run_filter_what_if_row = fl.run_filter_what_if_row
         self._scoring = sc = Scoring(
             self.pre_score_plugins, self.score_plugins, self.score_weights, derived

@@ -37,7 +37,7 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
     Verdicts,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.resources import ResourceFit, ResourcePlan
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import SUCCESS, Status, error
@@ -170,15 +170,6 @@ class Fit:
         if not isinstance(plan, ResourcePlan):
             return None
         return self._fit.what_if_row(plan, self.handle.table, row, requested)
-
-    def passes_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> BoolArray | None:
-        """Whether ``filter_what_if`` would pass each row (no statuses built)."""
-        plan = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(plan, ResourcePlan):
-            return None
-        return self._fit.passes(plan, self.handle.table, rows, requested)
 
     # -- PreScore / Score -----------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:
