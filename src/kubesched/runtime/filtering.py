@@ -217,13 +217,10 @@ class Filtering:
         rows: IntArray,
         memo: dict[str, Verdicts],
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
-        """Every active filter over some table rows, without nominated pods: (index
-        aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
-        for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
-        with ``filter_rows`` evaluate just those rows, the others' whole-table
-        verdicts are computed once per cycle (kept in ``memo``) and indexed.
-        The returned index may be a shared read-only array. None if some plugin
-        cannot vectorise."""
+        """Every active filter over ``rows``, without nominated pods: (index aligned
+        with ``rows``, -1 = pass, maybe shared read-only; statuses); None if some
+        plugin cannot vectorise. Whole-table verdicts are kept in the cycle's
+        ``memo``; ``filter_rows`` plugins evaluate just the rows asked."""
         forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
         if forms is None:
             return None
@@ -261,10 +258,8 @@ class Filtering:
         return result, statuses
 
     def vectorised(self, skip: frozenset[str]) -> Vectorised | None:
-        """The filters not in ``skip``, in order, with their vectorised forms; None
-        when one of them has none (decided once per distinct set). Plugins
-        without one (the volume plugins) then cost nothing on the vectorised path
-        for pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        """The filters not in ``skip`` with their vectorised forms; None when one has
+        none (decided once per distinct set)."""
         try:
             return self._vectorised[skip]
         except KeyError:
@@ -292,9 +287,9 @@ class Filtering:
         return out
 
     def what_if_supported(self, state: CycleState, pod: PodInfo) -> bool:
-        """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
-        be static (a derived one: for this pod) or answer what-ifs, and no active
-        PreFilter plugin may keep per-pod state that AddPod/RemovePod would change."""
+        """Can ``run_filter_what_if`` answer this cycle: every active filter static
+        (for this pod) or a what-if filter, no active PreFilter with AddPod/RemovePod
+        state."""
         if self.per_node:
             return False
         return self._skip_answers(state.skip_filter_plugins)[0] and self._derived_static(state, pod)
@@ -325,19 +320,15 @@ class Filtering:
         return got
 
     def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
-        """True when ``run_filter_what_if``'s answer for this cycle is a function
-        of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
-        own state (``NodeTable.node_generation``) and the rows and ``requested``
-        asked about alone: every active filter declares it
-        (``SpecDeterminedFilterPlugin``, a derived filter static for the pod). The
-        scheduling cycle may then reuse an earlier answer for equal inputs."""
+        """``run_filter_what_if``'s answer is a function of the pod's spec, the skipped
+        plugins, ``NodeTable.node_generation`` and the rows and ``requested`` alone:
+        every active filter is ``SpecDeterminedFilterPlugin`` (or derived and static
+        for the pod), so earlier answers may be reused."""
         return self._skip_answers(state.skip_filter_plugins)[1] and self._derived_static(state, pod)
 
     def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
-        """(``what_if_supported``, ``what_if_spec_determined``) without per_node,
-        counting every derived filter as static: both then depend only on the set
-        of skipped plugins, so they are decided once per distinct set (a profile
-        sees a handful)."""
+        """(``what_if_supported``, ``what_if_spec_determined``) counting derived filters
+        as static, once per distinct skip set."""
         got = self._skip_answers_memo.get(skip)
         if got is None:
             supported = not any(name not in skip for name in self._what_if_blockers)
@@ -349,9 +340,7 @@ class Filtering:
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[np.ndarray, list[Status]] | None:
         """The filters over ``rows`` if their summed requests were ``requested``:
-        (index aligned with rows, -1 = pass; statuses). Static filters are read
-        from their vector form; the others answer the what-if. None if some
-        plugin cannot answer."""
+        (index aligned with rows, -1 = pass; statuses); None if some cannot answer."""
         steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
@@ -385,10 +374,8 @@ class Filtering:
     def run_filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
     ) -> Status | None:
-        """``run_filter_what_if`` for one row (``requested``: its summed requests,
-        one vector): the status the row would get (SUCCESS when it passes), with
-        Python scalars where the filters offer it (``filter_what_if_row``);
-        None if some plugin cannot answer."""
+        """``run_filter_what_if`` for one row as a Status (``filter_what_if_row``
+        where offered); None if some plugin cannot answer."""
         steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
@@ -418,10 +405,9 @@ class Filtering:
         return SUCCESS
 
     def _cycle_steps(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
-        """The active filters the what-if runners must consult, in order: the
-        static ones that fail some node (with their verdicts over the table) and
-        the others (None: asked each time); ``steps`` is None if a static filter
-        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)."""
+        """The filters the what-if runners consult, in order: static ones failing some
+        node with their verdicts, the others with None; ``steps`` None if a static
+        filter cannot vectorise. Kept for the cycle."""
         memo = self._memo(state, pod)
         if memo.steps_known:
             return memo
