@@ -33,17 +33,11 @@ class Executor:
         self.last_victims_pending: dict[str, tuple[str, str, str]] = {}
 
     def prepare_candidate(self, c: Candidate, preemptor: PodInfo) -> Status:
-        """Mark and delete the victims, clear lower-priority nominations.
-
-        Sync path (``SchedulerAsyncPreemption`` off): every victim not already
-        terminating is preempted, then lower-priority nominations on the node
-        are cleared. Async path (default since v1.33): victims already
-        terminating are dropped first and, if none remain, nothing happens at
-        all (nominations stay); otherwise nominations are cleared, then the
-        victims are preempted. kubesched's cluster calls complete at once, so
-        the async goroutine's work is done here, before the cycle ends; its
-        results reach the scheduler as watch events after the cycle either way.
-        """
+        """Sync (``SchedulerAsyncPreemption`` off): preempt every victim not already
+        terminating, then clear lower-priority nominations on the node. Async
+        (default): drop terminating victims; none left: nothing happens; else
+        clear nominations, then preempt (the goroutine's work, done at once here;
+        its results arrive as watch events after the cycle either way)."""
         h = self.handle
         pods = c.victims.pods
         h.recorder.preemption(

@@ -1,21 +1,13 @@
 """NodeResourcesFit (upstream pkg/scheduler/framework/plugins/noderesources/fit.go, v1.36).
 
-- PreFilter: declares the pod's effective request (PodRequests: containers +
-  sidecars, max with init containers, pod-level requests, overhead) as a
-  ``ResourcePlan`` (:mod:`fit_plan`: checks, reasons, ignored resources) under
-  ``PreFilterNodeResourcesFit``. Always Success; no PreFilterExtensions (the
-  state does not depend on other pods).
-- Filter: the plan evaluated by the plugin's ``ResourceFit``
-  (:mod:`kubesched.framework.resources`: reason order, Unresolvable rule), per
-  node, over table rows, and as what-ifs on hypothetical requests for
-  preemption's dry run. Error when PreFilter did not run.
-- PreScore / Score: the configured scoring strategy (LeastAllocated by
-  default, MostAllocated, RequestedToCapacityRatio) over
-  ``scoringStrategy.resources``; see :mod:`resource_allocation` for the
-  amounts. No NormalizeScore.
-- EventsToRegister: see :mod:`fit_hints`.
-
-Score's per-node and vector forms run the same formula (``Ops``: ``ONE`` / ``MANY``).
+- PreFilter: the pod's effective request as a ``ResourcePlan`` (:mod:`fit_plan`)
+  under ``PreFilterNodeResourcesFit``; always Success, no PreFilterExtensions.
+- Filter: the plan under the plugin's ``ResourceFit`` (``framework.resources``);
+  Error when PreFilter did not run.
+- PreScore / Score: the scoring strategy (LeastAllocated by default,
+  MostAllocated, RequestedToCapacityRatio) over :mod:`resource_allocation`'s
+  amounts; no NormalizeScore.
+- EventsToRegister: :mod:`fit_hints`.
 """
 
 from __future__ import annotations
