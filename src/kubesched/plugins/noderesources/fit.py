@@ -146,8 +146,6 @@ class Fit:
     def filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> Verdicts | None:
-        """Filter ``rows`` of the handle's table as if their summed requests were
-        ``requested`` (preemption's dry run takes victims off before asking)."""
         plan = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(plan, ResourcePlan):
             return None
@@ -156,8 +154,6 @@ class Fit:
     def filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
     ) -> Status | None:
-        """``filter_what_if`` for one row, its summed requests as a list: the row's
-        status (SUCCESS when it passes)."""
         plan = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(plan, ResourcePlan):
             return None
