@@ -33,18 +33,13 @@ class Executor:
         self.last_victims_pending: dict[str, tuple[str, str, str]] = {}
 
     def prepare_candidate(self, c: Candidate, preemptor: PodInfo) -> Status:
-        """Mark and delete the victims, clear lower-priority nominations.
-
-        Sync path (``SchedulerAsyncPreemption`` off): every victim not already
-        terminating is preempted, then lower-priority nominations on the node
-        are cleared. Async path (default since v1.33): victims already
-        terminating are dropped first and, if none remain, nothing happens at
-        all (nominations stay); otherwise nominations are cleared, then the
-        victims are preempted, in upstream's goroutine: ``handle.run_async``
-        (the simulator runs it before the cycle ends; live mode on another
-        thread, the preemptor staying in ``preempting`` until it is done).
-        Its results reach the scheduler as watch events either way.
-        """
+        """Sync (``SchedulerAsyncPreemption`` off): preempt every victim not already
+        terminating, then clear lower-priority nominations on the node. Async
+        (default): drop terminating victims; none left: nothing happens; else
+        clear nominations, then preempt, in upstream's goroutine
+        (``handle.run_async``: the simulator runs it at once, live mode on another
+        thread, the preemptor staying in ``preempting`` until it is done). Its
+        results arrive as watch events either way."""
         h = self.handle
         pods = c.victims.pods
         h.recorder.preemption(
