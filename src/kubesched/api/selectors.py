@@ -39,9 +39,11 @@ from kubesched.api.goformat import go_aggregate, go_quote, go_string_slice
 from kubesched.api.messages import child
 from kubesched.api.types import (
     LabelSelector,
+    Node,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    PodSpec,
 )
 
 # Operators (core/v1 and meta/v1 spell them the same).
@@ -445,3 +447,15 @@ def match_node_selector_map(selector: Mapping[str, str], labels: Mapping[str, st
     """``spec.nodeSelector`` (``labels.SelectorFromSet``): every pair must be
     present with an equal value; an empty map matches every node."""
     return all(labels.get(k) == v for k, v in selector.items())
+
+
+def required_node_affinity_matches(spec: PodSpec, node: Node) -> bool:
+    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)``: the pod's
+    ``nodeSelector`` and its required node affinity (parse errors ignored: a term
+    that does not parse matches nothing)."""
+    if not match_node_selector_map(spec.node_selector, node.labels):
+        return False
+    aff = spec.affinity
+    if aff is None or aff.node_affinity is None or aff.node_affinity.required is None:
+        return True
+    return node_selector_matches(aff.node_affinity.required, node.name, node.labels)

@@ -35,6 +35,7 @@ from kubesched.api.selectors import (
     label_selector_matches,
     match_node_selector_map,
     node_selector_term_matches,
+    required_node_affinity_matches,
 )
 from kubesched.api.taints import do_not_schedule_taint, tolerations_tolerate_taint
 from kubesched.api.types import CPU, EPHEMERAL_STORAGE, MEMORY, NodeSelectorTerm, Pod
@@ -194,7 +195,11 @@ def _spread(pod: Pod, node: NodeInfo, nodes: Sequence[NodeInfo]) -> list[dict[st
         counts: dict[str, int] = {}
         for n in nodes:
             value = _labels(n).get(key)
-            if value is None or not _node_eligible(pod, n):
+            if (
+                value is None
+                or n.node is None
+                or not required_node_affinity_matches(pod.spec, n.node)
+            ):
                 continue
             matching = sum(
                 1
@@ -218,20 +223,3 @@ def _spread(pod: Pod, node: NodeInfo, nodes: Sequence[NodeInfo]) -> list[dict[st
             }
         )
     return out
-
-
-def _node_eligible(pod: Pod, node: NodeInfo) -> bool:
-    """nodeAffinityPolicy Honor (the default): the pod's node selector and
-    required node affinity must match the node."""
-    labels = _labels(node)
-    if pod.spec.node_selector and not match_node_selector_map(pod.spec.node_selector, labels):
-        return False
-    affinity = pod.spec.affinity
-    required = (
-        affinity.node_affinity.required
-        if affinity is not None and affinity.node_affinity is not None
-        else None
-    )
-    if required is None:
-        return True
-    return any(node_selector_term_matches(t, node.name, labels) for t in required.terms)

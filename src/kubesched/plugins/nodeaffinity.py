@@ -28,10 +28,10 @@ from kubesched.api.goformat import go_aggregate
 from kubesched.api.selectors import (
     FIELD_METADATA_NAME,
     IN,
-    match_node_selector_map,
     node_selector_matches,
     node_selector_term_errors,
     node_selector_term_matches,
+    required_node_affinity_matches,
 )
 from kubesched.api.types import Node, NodeSelector, Pod, PodSpec, PreferredSchedulingTerm
 from kubesched.framework.config import NodeAffinityArgs, PluginArgs
@@ -115,14 +115,6 @@ def preferred_score(terms: Sequence[PreferredSchedulingTerm], node: Node) -> int
         for t in terms
         if t.weight != 0 and node_selector_term_matches(t.preference, node.name, node.labels)
     )
-
-
-def required_matches(spec: PodSpec, node: Node) -> bool:
-    """``GetRequiredNodeAffinity(pod).Match(node)``, parse errors ignored (no match)."""
-    if not match_node_selector_map(spec.node_selector, node.labels):
-        return False
-    req = _required(spec)
-    return req is None or node_selector_matches(req, node.name, node.labels)
 
 
 def _pre_filter_node_names(req: NodeSelector) -> tuple[frozenset[str] | None, bool]:
@@ -225,11 +217,15 @@ class NodeAffinity:
             self.added_required, new.name, new.labels
         ):
             return QueueingHint.SKIP
-        if not required_matches(pod.spec, new):
+        if not required_node_affinity_matches(pod.spec, new):
             return QueueingHint.SKIP
         if not isinstance(old, Node):
             return QueueingHint.QUEUE
-        return QueueingHint.SKIP if required_matches(pod.spec, old) else QueueingHint.QUEUE
+        return (
+            QueueingHint.SKIP
+            if required_node_affinity_matches(pod.spec, old)
+            else QueueingHint.QUEUE
+        )
 
     # ------------------------------------------------------------------ PreFilter
     def pre_filter(
@@ -266,7 +262,7 @@ class NodeAffinity:
         s = state.get(PRE_FILTER_STATE_KEY)
         # Without PreFilter (disabled) the pod's own spec is matched directly.
         spec = s.spec if isinstance(s, PreFilterState) else pod.pod.spec
-        return SUCCESS if required_matches(spec, n) else _POD_MISMATCH
+        return SUCCESS if required_node_affinity_matches(spec, n) else _POD_MISMATCH
 
     def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
         """The labels and name the added affinity, ``nodeSelector`` and required

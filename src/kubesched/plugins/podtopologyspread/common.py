@@ -22,8 +22,7 @@ from kubesched.api.selectors import (
     LabelMatcher,
     compile_label_selector,
     label_selector_parse_error,
-    match_node_selector_map,
-    node_selector_matches,
+    required_node_affinity_matches,
 )
 from kubesched.api.taints import do_not_schedule_taint, find_matching_untolerated_taint
 from kubesched.api.types import (
@@ -293,17 +292,6 @@ def node_labels_match(labels: Mapping[str, str], constraints: Iterable[Constrain
     return all(c.topology_key in labels for c in constraints)
 
 
-def required_affinity_matches(spec: PodSpec, node: Node) -> bool:
-    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)`` with parse errors
-    ignored (a term that does not parse matches nothing)."""
-    if not match_node_selector_map(spec.node_selector, node.labels):
-        return False
-    aff = spec.affinity
-    if aff is None or aff.node_affinity is None or aff.node_affinity.required is None:
-        return True
-    return node_selector_matches(aff.node_affinity.required, node.name, node.labels)
-
-
 def untolerated(spec: PodSpec, node: Node) -> bool:
     """The node has a NoSchedule/NoExecute taint the pod does not tolerate."""
     taint = find_matching_untolerated_taint(node.taints, spec.tolerations, do_not_schedule_taint)
@@ -312,7 +300,7 @@ def untolerated(spec: PodSpec, node: Node) -> bool:
 
 def node_included(c: Constraint, spec: PodSpec, node: Node) -> bool:
     """``matchNodeInclusionPolicies``: whether the node's domain counts for ``c``."""
-    if c.honors_affinity and not required_affinity_matches(spec, node):
+    if c.honors_affinity and not required_node_affinity_matches(spec, node):
         return False
     return not (c.honors_taints and untolerated(spec, node))
 

@@ -12,6 +12,7 @@ from typing import Final
 import numpy as np
 
 from kubesched.api.goformat import go_round_vec
+from kubesched.api.selectors import required_node_affinity_matches
 from kubesched.api.types import LABEL_HOSTNAME, Pod
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.derive import Derived
@@ -23,7 +24,6 @@ from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.podtopologyspread.common import (
     Constraint,
-    required_affinity_matches,
     untolerated,
 )
 from kubesched.plugins.podtopologyspread.filtering import (
@@ -42,14 +42,14 @@ _EXCLUDED: Final = Status(Code.UNSCHEDULABLE, "excluded by the inclusion policy"
 
 
 class _AffinityInclusion:
-    """``common.required_affinity_matches`` as a derived filter (rows it rejects
+    """``api.selectors.required_node_affinity_matches`` as a derived filter (rows it rejects
     are excluded by ``nodeAffinityPolicy: Honor``)."""
 
     name = "PodTopologySpread/nodeAffinityPolicy"
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         n = node.node
-        ok = n is not None and required_affinity_matches(pod.pod.spec, n)
+        ok = n is not None and required_node_affinity_matches(pod.pod.spec, n)
         return SUCCESS if ok else _EXCLUDED
 
     def filter_reads(self, state: CycleState, pod: PodInfo) -> Reads:
