@@ -19,7 +19,6 @@ Error messages are upstream's, without the ``pods "x" is forbidden:`` prefix;
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Final
@@ -252,9 +251,8 @@ SCHEDULING_GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty schedu
 
 # spec -> {(relevant label items) -> mutated spec}: pods of one template share a spec
 # and usually the label values their selectors merge, so they share the result too.
-_MERGED: weakref.WeakKeyDictionary[PodSpec, dict[tuple[tuple[str, str], ...], PodSpec]] = (
-    weakref.WeakKeyDictionary()
-)
+_MERGED: Final = "admission/merged"
+"""``PodSpec.derived`` key: (relevant label items) -> the mutated spec."""
 
 
 def _label_keys(spec: PodSpec) -> set[str]:
@@ -351,7 +349,7 @@ def prepare_pod_for_create(pod: Pod) -> None:
     if keys:
         relevant = tuple(sorted((k, pod.labels[k]) for k in keys if k in pod.labels))
         if relevant:
-            cache = _MERGED.setdefault(spec, {})
+            cache: dict[tuple[tuple[str, str], ...], PodSpec] = spec.derived.setdefault(_MERGED, {})
             merged = cache.get(relevant)
             if merged is None:
                 merged = _merged_spec(spec, pod.labels)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from kubesched.api.storage import PodVolume
@@ -233,6 +233,10 @@ class PodSpec:
     host_network: bool = False
     volumes: tuple[PodVolume, ...] = ()
     """``spec.volumes`` (``kubesched.api.storage.PodVolume``)."""
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    """What the scheduler derives from this spec, by deriver (``SpecFacts``, a
+    plugin's parsed terms ...): the spec never changes, so nothing in it goes
+    stale, and it lives exactly as long as the spec. Not copied by ``replace``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ their exact semantics (pod order in ``NodeInfo.pods``, swap-removal, clone).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import Final
 
@@ -222,14 +221,14 @@ class SpecFacts:
         )
 
 
-_SPEC_FACTS: weakref.WeakKeyDictionary[PodSpec, SpecFacts] = weakref.WeakKeyDictionary()
+_FACTS: Final = "SpecFacts"
+"""``PodSpec.derived`` key of the spec's ``SpecFacts``."""
 
 
 def spec_facts(spec: PodSpec) -> SpecFacts:
-    facts = _SPEC_FACTS.get(spec)
+    facts: SpecFacts | None = spec.derived.get(_FACTS)
     if facts is None:
-        facts = SpecFacts(spec)
-        _SPEC_FACTS[spec] = facts
+        facts = spec.derived[_FACTS] = SpecFacts(spec)
     return facts
 
 

@@ -20,7 +20,6 @@ Upstream (v1.36) ``newAffinityTerm``, ``GetAffinityTerms``, ``AffinityTerm.Match
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -36,7 +35,6 @@ from kubesched.api.types import (
     Namespace,
     Pod,
     PodAffinityTerm,
-    PodSpec,
     WeightedPodAffinityTerm,
 )
 
@@ -157,7 +155,8 @@ def parse_terms(affinity: Affinity | None, namespace: str) -> PodTerms:
     return PodTerms(req_aff, req_anti, pref_aff, pref_anti, tuple(errors))
 
 
-_CACHE: weakref.WeakKeyDictionary[PodSpec, dict[str, PodTerms]] = weakref.WeakKeyDictionary()
+_TERMS: Final = "InterPodAffinity/terms"
+"""``PodSpec.derived`` key: namespace -> the spec's processed terms."""
 
 
 def pod_terms(pod: Pod) -> PodTerms:
@@ -166,10 +165,9 @@ def pod_terms(pod: Pod) -> PodTerms:
     spec = pod.spec
     if spec.affinity is None:
         return NO_TERMS
-    by_ns = _CACHE.get(spec)
+    by_ns: dict[str, PodTerms] | None = spec.derived.get(_TERMS)
     if by_ns is None:
-        by_ns = {}
-        _CACHE[spec] = by_ns
+        by_ns = spec.derived[_TERMS] = {}
     terms = by_ns.get(pod.namespace)
     if terms is None:
         terms = parse_terms(spec.affinity, pod.namespace)

@@ -13,7 +13,6 @@ pod's amounts (``pod_request_list``) are calculatePodResourceRequest.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -42,17 +41,17 @@ Scorer = Callable[[Ops, Sequence[Num], Sequence[Num], Sequence[Num]], Num]
 written once over ``xp`` (``ONE``: one node, ``MANY``: many at once)."""
 
 
-_NON_ZERO_CACHE: weakref.WeakKeyDictionary[PodSpec, dict[str, int]] = weakref.WeakKeyDictionary()
+_NON_ZERO: Final = "NodeResources/nonZeroRequests"
+"""``PodSpec.derived`` key of the non-zero requests."""
 
 
 def _non_zero_requests(spec: PodSpec) -> dict[str, int]:
     """Effective requests with 100m / 200Mi filled into every container (init
     containers included) that omits cpu / memory, pod-level requests and overhead
     applied: upstream's PodRequests with NonMissingContainerRequests."""
-    reqs = _NON_ZERO_CACHE.get(spec)
+    reqs: dict[str, int] | None = spec.derived.get(_NON_ZERO)
     if reqs is None:
-        reqs = pod_requests(spec, NON_ZERO_DEFAULTS)
-        _NON_ZERO_CACHE[spec] = reqs
+        reqs = spec.derived[_NON_ZERO] = pod_requests(spec, NON_ZERO_DEFAULTS)
     return reqs
 
 
