@@ -58,9 +58,10 @@ def worker_memory() -> dict[str, float]:
 
 def warm() -> int:
     """Import what a run needs, so the runs alone are timed."""
-    import kubesched.sim.traces.openb  # noqa: F401
-    import kubesched.sweeps.engine  # noqa: F401
+    import importlib
 
+    for name in ("openb", "replay", "summary"):
+        importlib.import_module(f"kubesched.sim.traces.{name}")
     return os.getpid()
 
 
