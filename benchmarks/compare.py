@@ -55,13 +55,20 @@ def source_dir(tree: str) -> Path:
     sys.exit(f"{tree}: neither {tree}/src/kubesched nor {tree}/kubesched exists")
 
 
-def _env(src: Path) -> dict[str, str]:
+def bench_env(src: Path) -> dict[str, str]:
     """The runs' environment: this tree on the path, bytecode allowed (a tree with
     more modules must not pay for compiling them in every run when
     ``PYTHONDONTWRITEBYTECODE`` is set, as an installed package never does)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(PYTHONPATH=str(src), CI="1")
     return env
+
+
+def compile_tree(src: Path) -> None:
+    """Byte-compile ``src`` once, so that no run pays for compiling it."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(src)], check=True, env=bench_env(src)
+    )
 
 
 def check_import(src: Path) -> None:
@@ -71,7 +78,7 @@ def check_import(src: Path) -> None:
         check=True,
         capture_output=True,
         text=True,
-        env=_env(src),
+        env=bench_env(src),
     ).stdout.strip()
     if not Path(out).resolve().is_relative_to(src):
         sys.exit(f"PYTHONPATH={src} imports kubesched from {out}, not from that tree")
@@ -95,7 +102,7 @@ def run_one(src: Path, args: list[str]) -> dict[str, object] | str:
     """One ``kubesched bench ... -o json`` run of tree ``src``: its JSON document, or
     the error text when the run failed (e.g. an option the old tree lacks)."""
     cmd = [sys.executable, "-m", "kubesched.cli.main", "bench", *args, "-o", "json"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True, env=_env(src))
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True, env=bench_env(src))
     if out.returncode != 0:
         lines = out.stderr.strip().splitlines()
         return f"exit {out.returncode}: {lines[-1] if lines else ''}"
@@ -181,9 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     check_import(old_src)
     check_import(new_src)
     for src in (old_src, new_src):
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", str(src)], check=True, env=_env(src)
-        )
+        compile_tree(src)
     chosen = choose(args.quick, args.rows)
     before = calibration()
     trees = f"old: {describe(old_src)}\nnew: {describe(new_src)}"

@@ -24,6 +24,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
+if str(ROOT) not in sys.path:  # ``python benchmarks/explain_cost.py`` from a checkout
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.compare import bench_env, compile_tree  # noqa: E402
 
 ROWS = {
     "standard": [
@@ -43,8 +47,9 @@ DECISIONS = ("scheduled", "preemptions", "cycles")
 def timed(args: list[str]) -> tuple[float, dict[str, object]]:
     """Process CPU seconds (from ``wait4``) and the JSON document of one bench run."""
     cmd = [sys.executable, "-m", "kubesched.cli.main", "bench", *args, "-o", "json"]
-    env = {**os.environ, "PYTHONPATH": str(SRC), "CI": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=bench_env(SRC)
+    )
     assert proc.stdout is not None
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -60,6 +65,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows", choices=sorted(ROWS), default="standard")
     args = parser.parse_args()
+    compile_tree(SRC)
     print(
         "| workload | nodes | init | pods | cpu s off | cpu s on | cpu on/off "
         "| RSS MiB off | RSS MiB on | same decisions |"

@@ -23,28 +23,42 @@ STORED = Path(__file__).resolve().parent / "examples"
 COMBINED: tuple[tuple[str, ...], ...] = (("real/cluster.yaml", "real/what-if.yaml"),)
 """Inputs passed together (``-f A -f B``), as the README runs them."""
 
+CONFIGURED: tuple[tuple[str, str], ...] = (
+    ("compare/scenario.yaml", "compare/least-allocated.yaml"),
+    ("compare/scenario.yaml", "compare/most-allocated.yaml"),
+)
+"""(input, ``--config``): the configurations of ``examples/compare``, which are
+not manifests (every other example file is one)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ExampleCase:
     files: tuple[str, ...]
     """Paths relative to ``examples/``, in ``-f`` order."""
+    config: str | None = None
+    """``--config``, relative to ``examples/``."""
 
     @property
     def id(self) -> str:
-        return "+".join(self.files)
+        joined = "+".join(self.files)
+        return joined if self.config is None else f"{joined}@{Path(self.config).stem}"
 
     @property
     def stored(self) -> Path:
         """``<dir>/<stem>.json``; a combined case joins the stems with ``+``
-        (``real/cluster+what-if.json``)."""
+        (``real/cluster+what-if.json``), a configured one adds ``@<config stem>``."""
         first = Path(self.files[0])
         stems = "+".join(Path(f).stem for f in self.files)
+        if self.config is not None:
+            stems += f"@{Path(self.config).stem}"
         return STORED / first.parent / f"{stems}.json"
 
     def args(self, *, exact: bool) -> list[str]:
         args = ["simulate"]
         for f in self.files:
             args += ["-f", str(EXAMPLES / f)]
+        if self.config is not None:
+            args += ["--config", str(EXAMPLES / self.config)]
         args += ["-o", "json"]
         if exact:
             args.append("--exact")
@@ -52,11 +66,16 @@ class ExampleCase:
 
 
 def cases() -> list[ExampleCase]:
-    """Every example file alone, then the combined inputs."""
+    """Every example file alone (not the configurations), then the combined inputs,
+    then the configured ones."""
+    configs = {c for _, c in CONFIGURED}
     singles = [
-        ExampleCase((p.relative_to(EXAMPLES).as_posix(),)) for p in sorted(EXAMPLES.rglob("*.yaml"))
+        ExampleCase((rel,))
+        for p in sorted(EXAMPLES.rglob("*.yaml"))
+        if (rel := p.relative_to(EXAMPLES).as_posix()) not in configs
     ]
-    return singles + [ExampleCase(files) for files in COMBINED]
+    configured = [ExampleCase((f,), c) for f, c in CONFIGURED]
+    return singles + [ExampleCase(files) for files in COMBINED] + configured
 
 
 def simulate_json(case: ExampleCase, *, exact: bool) -> bytes:

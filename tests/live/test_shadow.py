@@ -19,7 +19,7 @@ from kubesched.live.client import KubeClient, connect
 from kubesched.live.run import LiveRun
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
-from tests.live.cluster_state import double, node, pod, wait_for
+from tests.live.cluster_state import double, node, pod, small_cluster, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -126,3 +126,72 @@ def test_a_pod_kubesched_finds_unschedulable_is_a_disagreement_with_its_message(
         (v,) = verdicts(out)
     assert v["verdict"] == "disagree" and v["kubesched"]["node"] is None
     assert v["kubesched"]["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def act_as_cluster_preempting(client: KubeClient, victim: str, node_name: str) -> None:
+    """What kube-scheduler does for ``urgent``: mark the victim, delete it,
+    nominate, and (once it is gone) bind."""
+    client.request(
+        "PATCH",
+        f"/api/v1/namespaces/default/pods/{victim}/status",
+        body={
+            "status": {
+                "conditions": [
+                    {
+                        "type": "DisruptionTarget",
+                        "status": "True",
+                        "reason": "PreemptionByScheduler",
+                        "message": "default-scheduler: preempting to accommodate a higher "
+                        "priority pod",
+                    }
+                ]
+            }
+        },
+        content_type="application/strategic-merge-patch+json",
+    )
+    client.request(
+        "DELETE",
+        f"/api/v1/namespaces/default/pods/{victim}",
+        body={"gracePeriodSeconds": 0},
+    )
+    client.request(
+        "PATCH",
+        "/api/v1/namespaces/default/pods/urgent/status",
+        body={"status": {"nominatedNodeName": node_name}},
+        content_type="application/strategic-merge-patch+json",
+    )
+    bind(client, "urgent", node_name)
+
+
+@pytest.mark.parametrize("same_node", [True, False])
+def test_preemptions_are_compared_node_and_victims(tmp_path: Path, same_node: bool) -> None:
+    """``urgent`` fits nowhere (small_cluster): kubesched would preempt on one
+    node; the cluster preempts on the same one (agree) or the other (disagree)."""
+    with double(kubelet=False) as api:
+        small_cluster(api)
+        with shadow(api, tmp_path) as (run, out, client):
+            report = run.report
+            assert report is not None
+            got = api.get("v1", "Pod", "urgent", "default")
+            assert got is not None
+            uid = got["metadata"]["uid"]
+            wait_for(lambda: uid in report.preemptions)
+            mine = report.preemptions[uid]
+            assert len(mine.victims) == 1
+            node_name = mine.node if same_node else ({"n1", "n2"} - {mine.node}).pop()
+            victim = {"n1": "low-1", "n2": "low-2"}[node_name]
+            act_as_cluster_preempting(client, victim, node_name)
+            wait_for(lambda: len(verdicts(out)) == 1)
+            counts = dict(report.preemption_counts)
+        (v,) = verdicts(out)
+    if same_node:
+        assert v["verdict"] == "agree" and v["kubesched"]["node"] == mine.node
+    # Otherwise the binding verdict depends on whether kubesched retried the pod on
+    # the node the cluster freed before the cluster bound it (agree) or not.
+    pre = v["preemption"]
+    assert pre["kubesched"] == {"node": mine.node, "victims": list(mine.victims)}
+    assert pre["cluster"] == {"node": node_name, "victims": [f"default/{victim}"]}
+    assert pre["verdict"] == ("agree" if same_node else "disagree")
+    assert counts == {"agree": int(same_node), "disagree": int(not same_node)}
+    # Shadow mode wrote nothing: the test's requests are the only writes.
+    assert not [r for r in api.requests if r[0] == "POST" and r[1].endswith("/events")]

@@ -38,6 +38,15 @@ def test_metrics_add_up(example: str) -> None:
         if p["nodeName"] and p["phase"] == "Running" and p["deletedAt"] is None
     )
     assert m["utilisation.cpu"] == pytest.approx(100 * bound / cpu)
+    running = sum(
+        bool(p["nodeName"]) and p["phase"] == "Running" and p["deletedAt"] is None for p in pods
+    )
+    slots = sum(int(n["allocatable"]["pods"]) for n in doc["nodes"])
+    assert m["utilisation.pods"] == pytest.approx(100 * running / slots)
+    assert [k for k in m if k.startswith("utilisation.")][:2] == [
+        "utilisation.cpu",
+        "utilisation.memory",
+    ]
 
 
 def test_no_nodes_no_utilisation() -> None:

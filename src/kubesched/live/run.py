@@ -286,6 +286,8 @@ class LiveRun:
         self.report: ShadowReport | None = None
         if shadow is not None:
             self.report = ShadowReport(shadow, self.scheduler.clock)
+            assert isinstance(self.scheduler.writer, ShadowWriter)
+            self.scheduler.writer.on_preemption = self.report.preempted
             self.scheduler.scheduler.observer = self.report
             self.scheduler.cluster.watchers.append(self.report)
         self.elector = LeaderElector(client, identity, lease) if lease is not None else None

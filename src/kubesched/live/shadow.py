@@ -15,17 +15,28 @@ bound by the cluster's scheduler, it records one verdict:
 - ``disagree``: any other node, or kubesched found no node for the pod;
 - ``undecided``: bound before kubesched's cycle reached it.
 
-Each verdict is one JSON line (``out``) with both sides: the node the cluster
-chose, and kubesched's node, tied nodes, per-plugin scores of its node or its
-FailedScheduling message. Counts are ``kubesched_shadow_decisions_total{verdict}``
-on ``/metrics``.
+A pod kubesched would have preempted for counts its nominated node as its
+choice. Each verdict is one JSON line (``out``) with both sides: the node the
+cluster chose, and kubesched's node, tied nodes, per-plugin scores of its node
+or its FailedScheduling message. Counts are
+``kubesched_shadow_decisions_total{verdict}`` on ``/metrics``.
+
+Preemptions: when kubesched or the cluster preempted for the pod, the line
+also has ``preemption``: kubesched's nominated node and victims, and the
+cluster's nominated node (``status.nominatedNodeName`` as its scheduler set
+it) and the pods on that node that received the ``DisruptionTarget``
+condition with reason ``PreemptionByScheduler`` between the pod's creation
+and its binding (the API does not name a victim's preemptor except in the
+``Preempted`` event, so two preemptors on one node at once share the list).
+Its ``verdict`` is ``agree`` (same node, same victims) or ``disagree``;
+counts are ``kubesched_shadow_preemptions_total{verdict}``.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -35,15 +46,26 @@ from prometheus_client.registry import Collector
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Node, Pod, PodCondition, Time
+from kubesched.framework.preemption.executor import (
+    DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+)
 from kubesched.framework.results import FitError
 from kubesched.framework.status import Status
 from kubesched.scheduler.schedule_one import ScheduleResult
 
 VERDICTS = ("agree", "tie", "disagree", "undecided")
+PREEMPTION_VERDICTS = ("agree", "disagree")
+EVICTIONS_KEPT = 256
+"""Preemption victims remembered per node (the latest)."""
 
 
 class ShadowWriter:
-    """``ClusterWriter`` and ``EventRecorder`` that write nothing."""
+    """``ClusterWriter`` and ``EventRecorder`` that write nothing; the preemptions
+    kubesched would make go to ``on_preemption`` (preemptor, node, victims)."""
+
+    def __init__(self, on_preemption: Callable[[Pod, str, Sequence[Pod]], None] | None = None):
+        self.on_preemption = on_preemption
 
     def bind(self, pod: Pod, node_name: str) -> None:
         """Nothing: the cluster's own scheduler binds."""
@@ -80,7 +102,9 @@ class ShadowWriter:
     def preemption(
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
     ) -> None:
-        """Nothing."""
+        """Tell ``on_preemption``; nothing is written."""
+        if self.on_preemption is not None:
+            self.on_preemption(preemptor, node, victims)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +116,34 @@ class Decision:
     message: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    node: str
+    victims: tuple[str, ...]
+    """namespace/name, sorted."""
+
+
 class ShadowReport(Collector):
     """Verdicts (see the module docstring): a ``DecisionObserver``, a pod
-    ``Watcher`` and a prometheus-client collector."""
+    ``Watcher``, the ``ShadowWriter``'s ``on_preemption`` and a prometheus-client
+    collector."""
 
     def __init__(self, out: TextIO, clock: Callable[[], Time]) -> None:
         self.out = out
         self.clock = clock
         self.decisions: dict[str, Decision] = {}
+        self.preemptions: dict[str, Preemption] = {}
+        """kubesched's latest preemption per pod uid."""
+        self.nominations: dict[str, str] = {}
+        """The cluster's nominated node per pod uid."""
+        self.evicted: dict[str, deque[tuple[Time, str]]] = {}
+        """Per node: (when, namespace/name) of the cluster's preemption victims."""
         self.counts: Counter[str] = Counter(dict.fromkeys(VERDICTS, 0))
+        self.preemption_counts: Counter[str] = Counter(dict.fromkeys(PREEMPTION_VERDICTS, 0))
         self._lock = threading.Lock()
+
+    def preempted(self, preemptor: Pod, node: str, victims: Sequence[Pod]) -> None:
+        self.preemptions[preemptor.uid] = Preemption(node, tuple(sorted(v.key for v in victims)))
 
     # -- DecisionObserver -------------------------------------------------------
     def scheduled(self, pod: Pod, result: ScheduleResult) -> None:
@@ -119,11 +161,18 @@ class ShadowReport(Collector):
 
     # -- Watcher ---------------------------------------------------------------
     def on_pod_update(self, old: Pod, new: Pod) -> None:
+        if new.nominated_node_name and new.nominated_node_name != old.nominated_node_name:
+            self.nominations[new.uid] = new.nominated_node_name
+        if new.node_name and _preempted(new) and not _preempted(old):
+            kept = self.evicted.setdefault(new.node_name, deque(maxlen=EVICTIONS_KEPT))
+            kept.append((self.clock(), new.key))
         if not old.node_name and new.node_name:
             self._verdict(new)
 
     def on_pod_delete(self, pod: Pod) -> None:
         self.decisions.pop(pod.uid, None)
+        self.preemptions.pop(pod.uid, None)
+        self.nominations.pop(pod.uid, None)
 
     def on_pod_add(self, pod: Pod) -> None:
         """Nothing: a pod created bound was never scheduled."""
@@ -139,11 +188,14 @@ class ShadowReport(Collector):
 
     def _verdict(self, pod: Pod) -> None:
         d = self.decisions.pop(pod.uid, None)
-        if d is None:
+        p = self.preemptions.pop(pod.uid, None)
+        nominated = self.nominations.pop(pod.uid, None)
+        mine = (d.node if d is not None else "") or (p.node if p is not None else "")
+        if d is None and p is None:
             verdict = "undecided"
-        elif d.node == pod.node_name:
+        elif mine == pod.node_name:
             verdict = "agree"
-        elif pod.node_name in d.ties:
+        elif d is not None and pod.node_name in d.ties:
             verdict = "tie"
         else:
             verdict = "disagree"
@@ -156,15 +208,37 @@ class ShadowReport(Collector):
             "verdict": verdict,
             "cluster": {"node": pod.node_name},
         }
-        if d is not None:
+        if d is not None or p is not None:
             line["kubesched"] = {
-                "node": d.node or None,
-                "ties": list(d.ties),
-                "scores": d.scores,
-                "message": d.message or None,
+                "node": mine or None,
+                "ties": list(d.ties) if d is not None else [],
+                "scores": d.scores if d is not None else {},
+                "message": (d.message if d is not None else "") or None,
             }
+        if p is not None or nominated is not None:
+            line["preemption"] = self._preemption(pod, p, nominated)
         self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
         self.out.flush()
+
+    def _preemption(
+        self, pod: Pod, p: Preemption | None, nominated: str | None
+    ) -> dict[str, object]:
+        victims = sorted(
+            {
+                key
+                for at, key in self.evicted.get(nominated or "", ())
+                if at >= pod.creation_timestamp
+            }
+        )
+        same = p is not None and p.node == nominated and list(p.victims) == victims
+        verdict = "agree" if same else "disagree"
+        with self._lock:
+            self.preemption_counts[verdict] += 1
+        return {
+            "verdict": verdict,
+            "kubesched": None if p is None else {"node": p.node, "victims": list(p.victims)},
+            "cluster": None if nominated is None else {"node": nominated, "victims": victims},
+        }
 
     # -- Collector -------------------------------------------------------------
     def collect(self) -> Iterable[Metric]:
@@ -178,3 +252,19 @@ class ShadowReport(Collector):
         for verdict in VERDICTS:
             family.add_metric([verdict], counts[verdict])
         yield family
+        family = CounterMetricFamily(
+            "kubesched_shadow_preemptions",
+            "Pods kubesched or the cluster's scheduler preempted for, by kubesched's verdict.",
+            labels=["verdict"],
+        )
+        with self._lock:
+            counts = dict(self.preemption_counts)
+        for verdict in PREEMPTION_VERDICTS:
+            family.add_metric([verdict], counts[verdict])
+        yield family
+
+
+def _preempted(pod: Pod) -> bool:
+    """The pod carries ``DisruptionTarget`` with reason ``PreemptionByScheduler``."""
+    c = pod.condition(DISRUPTION_TARGET)
+    return c is not None and c.reason == REASON_PREEMPTION_BY_SCHEDULER

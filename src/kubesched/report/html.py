@@ -27,19 +27,21 @@ from __future__ import annotations
 
 import html
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
 from kubesched.api.quantity import parse_quantity
+from kubesched.report.metrics import resource_order
 
 PALETTE: Final = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
 )  # fmt: skip
 NO_CLASS: Final = "(no class)"
+PODS: Final = "pods"
 _CONFIG: Final = {"displaylogo": False, "responsive": True}
 _CSS: Final = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
@@ -48,6 +50,7 @@ table { border-collapse: collapse; font-size: 0.9em; }
 td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 .plot { min-height: 360px; }
 .summary td:first-child { font-weight: 600; }
+tr.differs td { background: #fff3cd; }
 """
 
 
@@ -101,20 +104,22 @@ def timeline(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure:
     return fig
 
 
-def pending_over_time(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure:
-    """A step line per class: +1 when a pod is created, -1 when it is bound or
-    leaves while pending."""
+def pending_series(
+    doc: dict[str, Any], group: Callable[[dict[str, Any]], str] = _class
+) -> dict[str, tuple[list[float], list[int]]]:
+    """Pending pods over time per ``group`` of pod (by default its priority class):
+    step points (times, counts), +1 when a pod is created, -1 when it is bound or
+    leaves while pending; from 0 to the end of the run."""
     changes: dict[str, list[tuple[float, int]]] = defaultdict(list)
     for p in doc["pods"]:
-        cls = _class(p)
         stop = p["scheduledAt"] if p["scheduledAt"] is not None else p["deletedAt"]
         if stop is not None and stop <= p["createdAt"]:
             continue  # never pending (created bound)
-        changes[cls].append((p["createdAt"], 1))
+        changes[group(p)].append((p["createdAt"], 1))
         if stop is not None:
-            changes[cls].append((stop, -1))
-    fig = go.Figure()
-    for cls, steps in sorted(changes.items()):
+            changes[group(p)].append((stop, -1))
+    out = {}
+    for key, steps in sorted(changes.items()):
         steps.sort()
         xs, ys, n = [0.0], [0], 0
         for t, d in steps:
@@ -123,6 +128,14 @@ def pending_over_time(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure
             ys.append(n)
         xs.append(doc["simulatedSeconds"])
         ys.append(n)
+        out[key] = (xs, ys)
+    return out
+
+
+def pending_over_time(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure:
+    """A step line per priority class (``pending_series``)."""
+    fig = go.Figure()
+    for cls, (xs, ys) in pending_series(doc).items():
         fig.add_trace(
             go.Scatter(name=cls, x=xs, y=ys, mode="lines", line_shape="hv", line_color=colours[cls])
         )
@@ -131,7 +144,8 @@ def pending_over_time(doc: dict[str, Any], colours: dict[str, str]) -> go.Figure
 
 
 def allocation(doc: dict[str, Any]) -> go.Figure | None:
-    """Requested share of the cluster's allocatable per resource over time."""
+    """Requested share of the cluster's allocatable over time, one line per
+    resource the nodes have and some bound pod requests (``pods``: pod count)."""
     nodes = doc.get("nodes")
     if not nodes or not any("requests" in p for p in doc["pods"]):
         return None
@@ -139,21 +153,21 @@ def allocation(doc: dict[str, Any]) -> go.Figure | None:
     for n in nodes:
         for r, v in n["allocatable"].items():
             total[r] += float(parse_quantity(v))
-    fig = go.Figure()
-    for r in ("cpu", "memory"):
-        if not total.get(r):
+    steps: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for p in doc["pods"]:
+        if p["scheduledAt"] is None or not p["nodeName"]:
             continue
-        steps: list[tuple[float, float]] = []
-        for p in doc["pods"]:
-            amount = float(parse_quantity((p.get("requests") or {}).get(r, "0")))
-            if not amount or p["scheduledAt"] is None or not p["nodeName"]:
-                continue
-            steps.append((max(p["scheduledAt"], 0.0), amount))
-            if p["deletedAt"] is not None:
-                steps.append((p["deletedAt"], -amount))
-        steps.sort()
+        amounts = {r: float(parse_quantity(v)) for r, v in (p.get("requests") or {}).items()}
+        amounts[PODS] = 1.0
+        for r, amount in amounts.items():
+            if amount and total.get(r):
+                steps[r].append((max(p["scheduledAt"], 0.0), amount))
+                if p["deletedAt"] is not None:
+                    steps[r].append((p["deletedAt"], -amount))
+    fig = go.Figure()
+    for r in sorted(steps, key=resource_order):
         xs, ys, used = [0.0], [0.0], 0.0
-        for t, d in steps:
+        for t, d in sorted(steps[r]):
             used += d
             xs.append(t)
             ys.append(100.0 * used / total[r])
@@ -244,7 +258,8 @@ def _explanations(doc: dict[str, Any]) -> str:
     return f"<ul>{''.join(parts)}</ul>" if parts else ""
 
 
-def _figure_html(fig: go.Figure, div_id: str, first: bool) -> str:
+def figure_html(fig: go.Figure, div_id: str, first: bool) -> str:
+    """``fig`` as a plot ``div``; ``first``: the page's first plot carries plotly.js."""
     fig.update_layout(template="plotly_white", margin={"l": 60, "r": 20, "t": 30, "b": 50})
     out: str = pio.to_html(
         fig,
@@ -273,7 +288,7 @@ def render(doc: dict[str, Any], title: str = "kubesched simulation") -> str:
         if fig is None:
             continue
         body.append(f"<h2>{html.escape(heading)}</h2>")
-        body.append(_figure_html(fig, div_id, first))
+        body.append(figure_html(fig, div_id, first))
         first = False
     body.append("<h2>Preemptions</h2>")
     body.append(_preemptions_table(doc))
@@ -281,6 +296,11 @@ def render(doc: dict[str, Any], title: str = "kubesched simulation") -> str:
     if why:
         body.append("<h2>Explanations</h2>")
         body.append(why)
+    return page(title, body)
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    """The self-contained page around ``body``'s HTML parts."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>"

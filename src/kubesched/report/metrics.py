@@ -8,9 +8,10 @@ where one exists, so a gate and a comparison read the same number):
 - ``victims``: pods named as victims over all preemptions;
 - ``delay.p50``, ``delay.p99``: scheduling delay of the bound pods, seconds,
   nearest-rank (as ``--assert``);
-- ``utilisation.cpu``, ``utilisation.memory``: percent of the nodes'
-  allocatable that the pods on them request at the end (only when the document
-  has ``nodes``, as ``--show nodes`` adds them);
+- ``utilisation.R`` (``cpu``, ``memory``, then other resources such as
+  ``nvidia.com/gpu`` and ``pods``): percent of the nodes' allocatable that the
+  pods on them request at the end (only when the document has ``nodes``, as
+  ``--show nodes`` adds them);
 - per priority class ``C`` (``""`` for pods without one):
   ``scheduled(class=C)`` and ``pending(class=C)``.
 
@@ -53,12 +54,20 @@ def classes(doc: dict[str, Any]) -> list[str]:
 
 
 def utilisation(doc: dict[str, Any]) -> dict[str, float]:
-    """``utilisation.R`` for each of ``RESOURCES`` the nodes have: the nodes'
+    """``utilisation.R`` for every resource R the nodes have and the pods on them
+    request (cpu and memory first, then by name; ``pods`` counts pods): the nodes'
     ``requested`` over their ``allocatable``, in percent; empty without ``nodes``."""
     total: dict[str, float] = defaultdict(float)
     used: dict[str, float] = defaultdict(float)
     for n in doc.get("nodes") or ():
-        for r in RESOURCES:
-            total[r] += float(parse_quantity(n["allocatable"].get(r, "0")))
-            used[r] += float(parse_quantity(n["requested"].get(r, "0")))
-    return {f"utilisation.{r}": 100.0 * used[r] / total[r] for r in RESOURCES if total[r]}
+        for r, v in n["allocatable"].items():
+            total[r] += float(parse_quantity(v))
+        for r, v in n["requested"].items():
+            used[r] += float(parse_quantity(v))
+    names = sorted((r for r in total if total[r] and r in used), key=resource_order)
+    return {f"utilisation.{r}": 100.0 * used[r] / total[r] for r in names}
+
+
+def resource_order(name: str) -> tuple[int, str]:
+    """cpu, memory, then the other resources by name."""
+    return (RESOURCES.index(name) if name in RESOURCES else len(RESOURCES), name)
