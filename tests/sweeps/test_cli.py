@@ -40,10 +40,11 @@ def files(
                 "--trace", trace, "--config", config_file, "--config", "missing.yaml",
                 "--seeds", "0-3", "--param", "sample=4,9", "--param", "no-deletions=true",
                 "--scheduler-address", cluster.scheduler_address,
-                "-o", str(rows), "--summary", str(summary),
+                "-o", str(rows), "--summary", str(summary), "--report", str(out / "sweep.html"),
             )  # fmt: skip
             assert result.exit_code == 0, result.output
             written[f"rows{n}.{fmt}"], written[f"summary{n}.{fmt}"] = rows, summary
+    written["html"] = out / "sweep.html"
     written["stdout"] = Path(out / "stdout.txt")
     written["stdout"].write_text(result.stdout + "\n--\n" + result.stderr)
     return written
@@ -88,6 +89,13 @@ def test_the_summary_is_mean_and_ci_of_the_rows(files: dict[str, Path]) -> None:
     assert (line["ci95_low"], line["ci95_high"]) == (low, high)
     failed = next(s for s in summary if s["config"] == "missing.yaml")
     assert (failed["runs"], failed["failed"], failed["mean"]) == (0, 4, None)
+    page = files["html"].read_text()
+    assert "<h1>kubesched sweep</h1>" in page
+    assert "<td>config sample=9 no-deletions=true</td>" in page
+    varies = [s for s in summary if s["ci95_high"] is not None and s["ci95_high"] > s["mean"]]
+    assert varies, "some figure should vary across seeds"
+    for s in varies:
+        assert f" ± {s['ci95_high'] - s['mean']:.2f}</td>" in page
     text = files["stdout"].read_text()
     assert "METRIC" in text and "95% CI" in text
     assert "16 runs, 8 failed" in text

@@ -83,6 +83,14 @@ if TYPE_CHECKING:
     metavar="FILE",
     help="Write the per-configuration summary (mean, 95 % CI) here (same formats).",
 )
+@click.option(
+    "--report",
+    "report_file",
+    default=None,
+    metavar="FILE.html",
+    help="Also write the summary as kubesched compare's HTML page (a column per "
+    "configuration: means, 95 % CIs as error bars).",
+)
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default=None)
 @click.option(
     "--scheduler-address",
@@ -110,6 +118,7 @@ def sweep_cmd(
     max_objects: int,
     rows_file: str | None,
     summary_file: str | None,
+    report_file: str | None,
     fmt: str | None,
     scheduler_address: str | None,
     workers: int | None,
@@ -118,7 +127,8 @@ def sweep_cmd(
     """Run a scenario or trace over configurations x parameters x seeds on Dask.
 
     Prints the summary per configuration (mean and 95 % confidence interval across
-    seeds, Student t); -o writes every run's row.
+    seeds, Student t); -o writes every run's row, --summary the summary, --report
+    the comparison page.
     """
     from kubesched import sweeps
 
@@ -161,10 +171,20 @@ def sweep_cmd(
     with _Progress(len(combos), enabled=sys.stderr.isatty() and not os.environ.get("CI")) as bar:
         rows = run_plan(combos, address=scheduler_address, workers=workers, progress=bar.advance)
     summary = summarize(rows)
-    if rows_file is not None:
-        write(rows, rows_file, fmt)
-    if summary_file is not None:
-        write(summary, summary_file, fmt)
+    for flag, path, table in (("-o", rows_file, rows), ("--summary", summary_file, summary)):
+        if path is not None:
+            try:
+                write(table, path, fmt)
+            except OSError as err:
+                raise InputError(str(err.strerror), field=f"{flag} {path}") from None
+    if report_file is not None:
+        from kubesched.sweeps.view import html
+
+        try:
+            with open(report_file, "w", encoding="utf-8") as f:
+                f.write(html(rows, summary, feature_gates))
+        except OSError as err:
+            raise InputError(str(err.strerror), field=f"--report {report_file}") from None
     click.echo(summary_text(summary), nl=False)
     failed = int(rows["error"].notna().sum())
     click.echo(f"{len(rows)} runs, {failed} failed", err=True)

@@ -5,7 +5,9 @@ column per swept parameter (its value as given, text), ``seed``, the run's
 figures (``kubesched.report.metrics.run_metrics``: counts as nullable integers,
 ``delay.*`` seconds and ``utilisation.*`` percents as floats), then ``error``
 (empty for a run that finished). A failed run's figures are empty; a finished
-run without pods of some priority class counts 0 of that class.
+run without pods of some priority class counts 0 of that class, and 0 %
+utilisation of a resource no pod requests at its end (``run_metrics`` leaves
+both out).
 
 **Summary** (:func:`summarize`), one row per configuration (``config`` and the
 parameters, in the rows' order) and figure: ``metric``, ``runs`` (the seeds
@@ -27,12 +29,20 @@ from typing import Any, Final
 
 import pandas as pd
 
+from kubesched.report.metrics import resource_order
 from kubesched.sweeps.engine import Outcome
 from kubesched.sweeps.plan import Combination
 from kubesched.sweeps.stats import mean_ci
 
 FORMATS: Final = ("csv", "parquet", "json")
-FLOAT_PREFIXES: Final = ("delay.", "utilisation.")
+UTILISATION: Final = "utilisation."
+FLOAT_PREFIXES: Final = ("delay.", UTILISATION)
+
+
+def _zero_if_absent(metric: str) -> bool:
+    """``run_metrics`` leaves out a class without pods and a resource no pod
+    requests at the end: for a run that finished, those figures are 0."""
+    return "(class=" in metric or metric.startswith(UTILISATION)
 
 
 def is_count(metric: str) -> bool:
@@ -41,8 +51,9 @@ def is_count(metric: str) -> bool:
 
 
 def _metric_order(outcomes: Sequence[Outcome]) -> list[str]:
-    """The figures of all runs: ``run_metrics``' own order, then the per-class ones
-    by class (``""``, no class, last), ``scheduled`` before ``pending``."""
+    """The figures of all runs in ``run_metrics``' order: counts and delays, the
+    resources' utilisations (cpu, memory, then by name), the per-class counts by
+    class (``""``, no class, last; ``scheduled`` before ``pending``)."""
     seen: dict[str, None] = {}
     for o in outcomes:
         seen.update(dict.fromkeys(o.metrics))
@@ -51,8 +62,12 @@ def _metric_order(outcomes: Sequence[Outcome]) -> list[str]:
         name, _, cls = metric.partition("(class=")
         return cls == ")", cls, name != "scheduled"
 
-    plain = [m for m in seen if "(class=" not in m]
-    return plain + sorted((m for m in seen if "(class=" in m), key=by_class)
+    plain = [m for m in seen if "(class=" not in m and not m.startswith(UTILISATION)]
+    used = sorted(
+        (m for m in seen if m.startswith(UTILISATION)),
+        key=lambda m: resource_order(m.removeprefix(UTILISATION)),
+    )
+    return plain + used + sorted((m for m in seen if "(class=" in m), key=by_class)
 
 
 def rows_frame(combos: Sequence[Combination], outcomes: Sequence[Outcome]) -> pd.DataFrame:
@@ -63,7 +78,7 @@ def rows_frame(combos: Sequence[Combination], outcomes: Sequence[Outcome]) -> pd
     for combo, out in zip(combos, outcomes, strict=True):
         rec: dict[str, Any] = {"config": combo.config, **dict(combo.params), "seed": combo.seed}
         for m in metrics:
-            default = 0 if out.error is None and "(class=" in m else None
+            default = 0 if out.error is None and _zero_if_absent(m) else None
             rec[m] = out.metrics.get(m, default)
         rec["error"] = out.error
         records.append(rec)
