@@ -41,7 +41,7 @@ def test_one_variant_per_configuration_with_means_and_half_widths() -> None:
     assert (first["config"], first["seed"]) == (None, "0-2")
     assert first["featureGates"] == "SchedulerAsyncPreemption=true"
     assert doc["variants"][1]["featureGates"] == "SchedulerAsyncPreemption=false"
-    mean, low, high = mean_ci([0.0, 1.0, 2.0])
+    mean, _, high = mean_ci([0.0, 1.0, 2.0])
     assert first["metrics"]["scheduled"] == mean
     assert first["ci"]["scheduled"] == pytest.approx(high - mean)
     assert first["ci"]["pods"] == 0.0
