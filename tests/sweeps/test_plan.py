@@ -110,3 +110,15 @@ def test_trace_options_need_a_trace() -> None:
 def test_no_seeds_is_an_error() -> None:
     with pytest.raises(InputError, match="no seeds"):
         plan(RunSpec(files=("a.yaml",)), seeds=[])
+
+
+def test_a_trace_runs_under_a_configuration_alone(trace: str, config_file: str) -> None:
+    """``--trace`` with ``--config`` and no ``-f`` (the sweep's usual case) reads the
+    configuration; it used to fail with "no objects passed to apply"."""
+    from kubesched.sim.runspec import load
+
+    loaded = load(RunSpec(trace=trace, config_file=config_file))
+    assert loaded.scenario.config.pod_initial_backoff_seconds == 7
+    assert load(RunSpec(trace=trace)).scenario.config.pod_initial_backoff_seconds == 1
+    with pytest.raises(InputError, match="no-such.yaml: no such file"):
+        load(RunSpec(trace=trace, config_file="no-such.yaml"))
