@@ -1,5 +1,5 @@
 """Shared fixtures of the sweep tests: one real two-process Dask LocalCluster for
-the module (starting one takes seconds), and a tiny openb-format trace."""
+the package (starting one takes seconds), and a tiny openb-format trace."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ profiles:
 """
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def cluster() -> Iterator[distributed.LocalCluster]:
     """The embedded cluster ``kubesched sweep`` starts, with two workers."""
     with engine.local_cluster(2) as c:
         yield c
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def client(cluster: distributed.LocalCluster) -> Iterator[distributed.Client]:
     with distributed.Client(cluster) as c:
         yield c
