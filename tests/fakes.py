@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
@@ -31,6 +31,7 @@ from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.framework import run_now
 from tests.storage_fakes import FakeStorage
 
 
@@ -216,6 +217,9 @@ class FakeHandle:
 
     def activate(self, pods: Sequence[Pod]) -> None:
         raise AssertionError("plugin activated pods")
+
+    def run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        run_now(work, done)
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return ()

@@ -85,7 +85,6 @@ def what_if_routes(
     and on more (numpy)."""
     want = [reference(plan, table, r, q) for r, q in zip(rows, requested.tolist(), strict=True)]
     many, many_req = np.tile(rows, 5), np.tile(requested, (5, 1))
-    passed = [s.is_success() for s in want]
     if len(plan.checks) > MAX_MASK_CHECKS:
         assert fit.what_if(plan, table, rows, requested) is None
     else:
@@ -96,8 +95,6 @@ def what_if_routes(
             assert _statuses(one) == [want[k]]
     for k, row in enumerate(rows.tolist()):
         assert fit.what_if_row(plan, table, row, requested[k].tolist()) == want[k]
-    assert fit.passes(plan, table, rows, requested).tolist() == passed
-    assert fit.passes(plan, table, many, many_req).tolist() == passed * 5
     return want
 
 

@@ -109,7 +109,18 @@ def test_preempts_then_binds_on_the_nominated_node(tmp_path: Path) -> None:
         api.create(pod("low-1", "1500m", "n1"))
         api.create(ours(pod("urgent", "1", priority_class="high")))
         ls, mirror = live(api, tmp_path)
+        assert isinstance(ls.writer, LiveWriter)
+        deleting: list[str] = []
+        delete = ls.writer.delete_pod
+
+        def recorded(p: Pod) -> None:
+            deleting.append(threading.current_thread().name)
+            delete(p)
+
+        ls.writer.delete_pod = recorded  # type: ignore[method-assign]
         step(ls, mirror)
+        # The async preemption's API calls ran on the pool (upstream's goroutine).
+        assert deleting and all(w.startswith("async") for w in deleting)
         urgent = server_pod(api, "urgent")
         assert urgent["status"]["nominatedNodeName"] == "n1"
         (scheduled,) = [c for c in urgent["status"]["conditions"] if c["type"] == "PodScheduled"]
@@ -212,7 +223,7 @@ def test_bindings_run_off_the_scheduling_thread_and_a_refused_one_is_requeued(
         step(ls, mirror)
         thread.join()
         assert fault.hits == 1 and "nodeName" not in server_pod(api, "a")["spec"]
-        assert workers and all(w.startswith("binding") for w in workers)
+        assert workers and all(w.startswith("async") for w in workers)
         a = ls.cluster.pods["default/a"]
         assert not ls.scheduler.cache.is_assumed(a.uid)
         assert ls.scheduler.cache.pod_info(a.uid) is None  # forgotten

@@ -1,7 +1,7 @@
 """The runtime reads what a filter declares, never its name (runtime/filtering.py).
 
 ``StaticFilterPlugin``, ``SpecDeterminedFilterPlugin`` and the what-if forms
-(``WhatIfFilterPlugin``, ``WhatIfPassesFilterPlugin``, ``WhatIfRowFilterPlugin``)
+(``WhatIfFilterPlugin``, ``WhatIfRowFilterPlugin``)
 are resolved once per framework (``FilterForms``); the what-if runners and
 ``what_if_supported`` / ``what_if_spec_determined`` follow them for any plugin,
 in-tree or not. The in-tree declarations are pinned: they are the filters the
@@ -24,7 +24,7 @@ from kubesched.framework.interfaces import (
     WhatIfFilterPlugin,
     is_spec_determined_filter,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.reads import DerivedFilterPlugin
 from kubesched.framework.status import SUCCESS, Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -61,14 +61,12 @@ class OddRows:
 
 class Room:
     """A what-if filter: a row passes when its summed requests' first column is
-    below 10. ``passes`` / ``one_row`` add the optional what-if forms."""
+    below 10. ``one_row`` adds the optional one-row what-if form."""
 
-    def __init__(self, name: str, *, passes: bool = False, one_row: bool = False) -> None:
+    def __init__(self, name: str, *, one_row: bool = False) -> None:
         self.name = name
         self.spec_determined_filter = True
         self.calls: Counter[str] = Counter()
-        if passes:
-            self.passes_what_if = self._passes
         if one_row:
             self.filter_what_if_row = self._one_row
 
@@ -80,13 +78,6 @@ class Room:
     ) -> Verdicts:
         self.calls["filter_what_if"] += 1
         return Verdicts(np.where(requested[:, 0] >= 10, 0, -1).astype(np.int32), (SMALL,))
-
-    def _passes(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> BoolArray:
-        self.calls["passes_what_if"] += 1
-        ok: BoolArray = requested[:, 0] < 10
-        return ok
 
     def _one_row(self, state: CycleState, pod: PodInfo, row: int, requested: list[int]) -> Status:
         self.calls["filter_what_if_row"] += 1
@@ -187,17 +178,14 @@ def test_a_filter_without_a_what_if_form_rules_the_what_if_path_out() -> None:
 @pytest.mark.parametrize("forms", [False, True], ids=["filter_what_if only", "every form"])
 def test_the_what_if_runners_use_the_declared_forms(forms: bool) -> None:
     odd = OddRows("Odd", spec_determined=True)
-    room = Room("Room", passes=forms, one_row=forms)
+    room = Room("Room", one_row=forms)
     fwk = framework(odd, room)
-    assert (FilterForms.of(room).passes is not None) is forms
+    assert (FilterForms.of(room).row is not None) is forms
     assert isinstance(room, WhatIfFilterPlugin)
     state, pod = cycle(fwk)
     rows = np.arange(4, dtype=np.int64)
     requested = np.array([[0], [0], [20], [5]], dtype=np.int64)
 
-    got = fwk.run_filter_what_if_passes(state, pod, rows, requested)
-    assert got is not None
-    assert got.tolist() == [True, False, False, False]
     answer = fwk.run_filter_what_if(state, pod, rows, requested)
     assert answer is not None
     index, statuses = answer
@@ -215,9 +203,9 @@ def test_the_what_if_runners_use_the_declared_forms(forms: bool) -> None:
     # The static filter's verdicts are read once for the cycle.
     assert odd.calls["filter_vector"] == 1
     if forms:
-        assert room.calls == {"passes_what_if": 1, "filter_what_if": 1, "filter_what_if_row": 1}
+        assert room.calls == {"filter_what_if": 1, "filter_what_if_row": 1}
     else:
-        assert room.calls == {"filter_what_if": 3}
+        assert room.calls == {"filter_what_if": 2}
 
 
 def test_pods_of_one_spec_with_other_node_names_get_their_own_what_if_answer() -> None:

@@ -1,12 +1,8 @@
 """CycleState: the per-cycle blackboard plugins share, with clonable values.
 
-Keys are plugin-prefixed strings (``"PreFilter" + plugin name`` as upstream).
-Every value is ``StateData`` (upstream ``fwk.StateData``): its ``clone()`` gives
-what a cloned CycleState holds, so that preemption's dry run and the
-nominated-pods pass work on copies. A value that a plugin mutates after
-PreFilter (through AddPod/RemovePod) returns a copy; a value that never
-changes (or is a per-cycle memo valid for every copy) declares so by
-returning itself.
+Keys as upstream (``"PreFilter" + plugin name``). Values are ``StateData``: their
+``clone()`` is what a cloned CycleState holds (the dry run and the nominated-pods
+pass work on copies); a value never mutated after PreFilter may return itself.
 """
 
 from __future__ import annotations
@@ -32,9 +28,8 @@ class CycleState:
         self.skip_score_plugins: frozenset[str] = frozenset()
 
     def write(self, key: str, value: object) -> None:
-        """Keep ``value`` under ``key``; it must be ``StateData`` (``clone`` fails
-        on anything else). Typed ``object`` until every writer's value is typed:
-        NodeResourcesFit writes states it reads back from the untyped spec memo."""
+        """Keep ``value`` (a ``StateData``; typed ``object`` for the untyped spec
+        memo's readers) under ``key``."""
         self._data[key] = cast(StateData, value)
 
     def read(self, key: str) -> object:

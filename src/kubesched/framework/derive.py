@@ -1,27 +1,16 @@
 """The vectorised answers of static plugins, derived from their per-node code.
 
 A static plugin declares what its per-node ``filter`` / ``score`` reads of a node
-(``framework.reads``). ``node_groups`` splits the table's live rows into groups
-of rows equal on those columns (``np.unique`` over the columns' codes); the
-plugin's own ``filter`` / ``score`` runs once per group on a representative
-row's NodeInfo and the answer is spread to every row of the group. The
-per-node code is thus the only definition of the decision, and the derived
-answer equals it on every row by the ``Reads`` contract.
+(``framework.reads``); ``node_groups`` groups the live rows equal on those columns,
+the plugin's own code runs once per group on a representative row and the answer
+is spread to the group, so the per-node code stays the only definition.
 
-``Derived`` keeps one plugin's derived answers: per ``Reads`` (by value) while
-the table's nodes do not change (``NodeTable.node_generation``; pod changes
-never change a static answer). The runtime owns one ``Derived`` per plugin
-(``runtime.derived_forms``) and takes the plugin's vectorised filter, scores
-and slot scores from it: the plugin has none of its own. Answers of a
-pod-dependent ``Reads`` (host ports) are derived for the table's current pods
-and never kept.
-
-Statuses are the plugin's own Status objects (success omitted, equal ones
-shared); a group whose answer is an Error, or whose score fails, makes the
-derived form answer None, so that the per-node path reports the error exactly
-as it would. Normalisation has one definition, the plugin's own
-``normalize_score``, called on one score per group present among the scored
-nodes (see ``DerivedScorePlugin.score_reads`` for why that suffices).
+``Derived`` keeps one plugin's answers per ``Reads`` while the table's nodes do
+not change (``NodeTable.node_generation``); answers of a pod-dependent ``Reads``
+(host ports) are never kept. A group answering Error, or a failing score, makes
+the derived form answer None so the per-node path reports it. Normalisation is
+the plugin's ``normalize_score`` on one score per group present (see
+``DerivedScorePlugin.score_reads``).
 """
 
 from __future__ import annotations
@@ -53,12 +42,8 @@ MAX_ENTRIES: Final = 256
 
 
 class NodeGroups:
-    """The table's live rows grouped by some node columns.
-
-    ``group_of_row[row]`` is the row's group (``len(representatives)`` for a
-    free slot, so arrays extended by one trailing entry can be indexed with it
-    directly); ``representatives[g]`` is the first row of group ``g``.
-    """
+    """The live rows grouped by node columns: ``group_of_row[row]`` (free slots:
+    ``len(representatives)``), ``representatives[g]`` the first row of group g."""
 
     __slots__ = ("group_of_row", "representatives")
 
@@ -171,9 +156,8 @@ def _compress(key: IntArray, bound: int) -> tuple[IntArray, int]:
 
 
 def node_groups(table: NodeTable, reads: Reads, live: IntArray | None = None) -> NodeGroups:
-    """Group the live rows of ``table`` (``live``: ``np.flatnonzero(table.alive)`` if
-    the caller has it) by the columns ``reads`` declares (groups in the order of
-    their column values, each represented by its first row)."""
+    """Group the live rows (``live``: ``np.flatnonzero(table.alive)`` if known) by the
+    columns ``reads`` declares, in column-value order."""
     if live is None:
         live = np.flatnonzero(table.alive)
     n = len(live)
@@ -203,9 +187,8 @@ def node_groups(table: NodeTable, reads: Reads, live: IntArray | None = None) ->
 
 
 def _sparse_groups(table: NodeTable, live: IntArray, cols: list[dict[int, int]]) -> NodeGroups:
-    """``node_groups`` when every declared column is sparse: the few rows with a code
-    are grouped in Python, every other live row falls in one group (group 0, its
-    key -1 everywhere being the smallest)."""
+    """``node_groups`` when every column is sparse: the rows without a code form
+    group 0."""
     special = sorted(r for r in set[int]().union(*cols) if table.alive[r])
     keys = [tuple(col.get(r, -1) for col in cols) for r in special]
     default = len(live) > len(special)
@@ -317,14 +300,7 @@ class _ScoreEntry:
 
 class Derived:
     """One static plugin's derived answers, kept per ``Reads`` for one table at one
-    node generation (a node change or another table drops them; the table's
-    arrays grow only when a node is added, which is a node change). It holds the
-    table it answered for until it is asked about another.
-
-    The owner (the runtime, for one plugin object) creates it once and passes the
-    plugin to every call; answers may depend on the plugin's args, so a
-    ``Derived`` serves one plugin.
-    """
+    node generation. It serves one plugin object (answers depend on its args)."""
 
     __slots__ = ("_filters", "_generation", "_groups", "_live", "_scores", "_table")
 
@@ -407,9 +383,8 @@ class Derived:
     def scores(
         self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> IntArray | None:
-        """Final (normalised) scores of ``nodes``, equal to the plugin's per-node
-        ``score`` then ``normalize_score`` over them; None when not static for this
-        pod or when a score or the normalisation fails."""
+        """Final scores of ``nodes`` (per-node ``score`` then ``normalize_score``);
+        None when not static for the pod or a score fails."""
         e = self._score_entry(plugin, state, pod, nodes.table)
         if e is None or e.raw is None:
             return None
@@ -430,10 +405,8 @@ class Derived:
     def slots(
         self, plugin: DerivedScorePlugin, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> IntArray | None:
-        """Final scores of every table slot when they do not depend on which nodes
-        are scored (no normalisation, or one raw score on every live node), else
-        None. The same read-only array object is returned while the table's nodes
-        do not change (``SlotScorePlugin`` contract)."""
+        """Final scores of every slot when independent of which nodes are scored, else
+        None (``SlotScorePlugin`` contract)."""
         e = self._score_entry(plugin, state, pod, table)
         if e is None or e.raw is None or not e.kept:
             return None

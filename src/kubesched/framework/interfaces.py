@@ -1,21 +1,11 @@
 """One Protocol per extension point, the Handle plugins receive, and the vectorised forms.
 
-Every plugin has a ``name`` (upstream's plugin name, e.g. ``"NodeResourcesFit"``)
-and implements any subset of the extension-point Protocols below. The runtime
-finds what a plugin implements with ``isinstance`` checks on these
-``runtime_checkable`` Protocols.
-
-Per-node and vectorised paths. ``FilterPlugin.filter`` and
-``ScorePlugin.score`` are the per-node contract, shaped as upstream's. A plugin
-may also implement ``VectorFilterPlugin`` / ``VectorScorePlugin``: the same
-decision for many nodes at once over a ``NodeTable``. The two must agree
-exactly (tests run both); the runtime uses the vectorised form only when every
-plugin of the point offers it.
-
-Declarations. What the runtime may assume of a filter beyond ``filter`` is
-declared on a Protocol too (``StaticFilterPlugin``,
-``SpecDeterminedFilterPlugin``, the what-if forms); the runtime resolves them
-once per framework with ``isinstance`` and never looks plugins up by name.
+A plugin has a ``name`` (upstream's plugin name) and implements any subset of
+these ``runtime_checkable`` Protocols; the runtime finds which with ``isinstance``
+(once per framework) and never looks plugins up by name. ``filter`` / ``score``
+are the per-node contract, shaped as upstream's; the vectorised forms
+(``VectorFilterPlugin`` ...) give the same decisions for many nodes at once and
+are used only when every plugin of the point offers one.
 
 Legal status codes (as upstream):
 - PreEnqueue: Success, Unschedulable / UnschedulableAndUnresolvable (gated).
@@ -30,7 +20,7 @@ Legal status codes (as upstream):
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -58,13 +48,9 @@ from kubesched.framework.types import NodeInfo, PodInfo
 
 @dataclass(slots=True)
 class Verdicts:
-    """A vector Filter result over all table rows: ``index[row] == -1`` means the
-    node passes, otherwise its Status is ``statuses[index[row]]``.
-
-    ``index`` may be a read-only array shared between calls (plugins cache
-    verdicts that depend only on the pod spec); callers never write to it.
-    When ``statuses`` is empty every row passes and callers need not read
-    ``index`` at all."""
+    """A vector Filter result: ``index[row] == -1`` passes, else the row's Status is
+    ``statuses[index[row]]``. ``index`` may be shared and read-only (never write
+    to it); empty ``statuses``: every row passes."""
 
     index: npt.NDArray[np.int32]
     statuses: Sequence[Status]
@@ -126,9 +112,8 @@ class Nominator(Protocol):
         ...
 
     def load_index(self) -> NominatedLoadIndex:
-        """The index of the nominated pods' summed requests over table rows, fed
-        with every nomination this nominator records (the same object on every
-        call): what ``nominated_pods_for_node`` adds up to, for many nodes."""
+        """The nominated pods' summed requests over table rows (the same object on
+        every call)."""
         ...
 
 
@@ -168,10 +153,8 @@ class Handle(Protocol):
 
     @property
     def per_node(self) -> bool:
-        """Run only per-node code (``--exact`` / ``--per-node``): plugins with
-        vectorised PreFilter / PreScore states (PodTopologySpread,
-        InterPodAffinity) build them node by node, as upstream, and the runtime
-        calls no vectorised form. Decisions are the same either way."""
+        """Run only per-node code (``--exact`` / ``--per-node``): no vectorised form
+        or state is used; decisions are the same either way."""
         ...
 
     def run_filter_plugins_with_nominated_pods(
@@ -183,10 +166,6 @@ class Handle(Protocol):
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None: ...
-
-    def run_filter_what_if_passes(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None: ...
 
     def run_filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
@@ -202,6 +181,12 @@ class Handle(Protocol):
 
     def activate(self, pods: Sequence[Pod]) -> None:
         """Move these pods to activeQ (upstream PodActivator)."""
+        ...
+
+    def run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        """Work upstream does in a goroutine (the async preemption's API calls):
+        the simulator runs ``work`` and then ``done`` at once; live mode runs
+        ``work`` on another thread and ``done`` later on the scheduling thread."""
         ...
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]: ...
@@ -276,12 +261,8 @@ class RowFilterPlugin(VectorFilterPlugin, Protocol):
     def filter_rows(
         self, state: CycleState, pod: PodInfo, table: NodeTable, rows: IntArray
     ) -> Verdicts | None:
-        """``filter_vector`` for some rows only: ``index[i]`` is the verdict of
-        ``rows[i]`` (same statuses as ``filter_vector`` gives those rows).
-        The scheduling cycle asks for the rows it scans, chunk by chunk, so a
-        plugin whose verdicts depend on the pods of a node (NodeResourcesFit)
-        does not evaluate the whole table. ``None`` = not vectorisable for this
-        pod (the runtime then uses ``filter`` per node)."""
+        """``filter_vector`` for some rows only (``index[i]`` is ``rows[i]``'s verdict),
+        so the chunked scan does not evaluate the whole table; ``None`` as there."""
         ...
 
 
@@ -322,22 +303,13 @@ class VectorScorePlugin(ScorePlugin, Protocol):
 @runtime_checkable
 class SlotScorePlugin(VectorScorePlugin, Protocol):
     def score_slots(self, state: CycleState, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """The final scores of every table slot, when for this pod a node's score
-        depends only on that node's own state (not on which other nodes are
-        scored: no normalisation over them); None = use ``score_vector``.
-
-        It lets the runtime keep the weighted total of such plugins per slot
-        across cycles and update only the rows that changed. Contract:
-
-        - for live slots the values equal what ``score_vector`` gives those rows,
-          and lie in [MIN_NODE_SCORE, MAX_NODE_SCORE] (the runtime checks the
-          values it combines and falls back to ``score_vector`` otherwise);
-        - the plugin keeps returning the same array object while the table only
-          has row changes, and a slot's value changes only when the table logs a
-          change of that row (``NodeTable.rows_changed_since``); anything else
-          that changes values (node changes, a reallocation, another pod-side
-          key) comes with a different array object;
-        - nobody writes to the array but the plugin."""
+        """Final scores of every table slot when a node's score depends on that node
+        alone (no normalisation); None = use ``score_vector``. The runtime keeps
+        weighted totals per slot across cycles. Contract: live slots equal
+        ``score_vector`` and lie in [MIN_NODE_SCORE, MAX_NODE_SCORE]; the same
+        array object comes back while only rows change, a slot changing only with
+        a logged change of its row (``NodeTable.rows_changed_since``), any other
+        change bringing a new array; only the plugin writes to it."""
         ...
 
 
@@ -370,30 +342,14 @@ class PostBindPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class WhatIfFilterPlugin(FilterPlugin, Protocol):
-    """A filter that can answer "would the pod pass if these nodes carried these
-    summed requests?" — what preemption's vectorised dry run asks after taking
-    victims off. Only for filters whose answer depends on the pods of a node
-    through their summed requests alone (NodeResourcesFit)."""
+    """A filter whose answer depends on a node's pods through their summed requests
+    alone (NodeResourcesFit), so it can answer for given sums (preemption's dry run)."""
 
     def filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> Verdicts | None:
-        """Verdicts aligned with ``rows`` if ``requested[i]`` (the table's resource
-        axis; the ``pods`` column counts pods) were the requests on ``rows[i]``.
-        ``None`` = cannot answer for this pod."""
-        ...
-
-
-@runtime_checkable
-class WhatIfPassesFilterPlugin(WhatIfFilterPlugin, Protocol):
-    """A what-if filter that can also say only whether each row passes."""
-
-    def passes_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None:
-        """Whether ``filter_what_if`` would pass each of ``rows`` (no statuses
-        built; preemption's dry run asks this again and again). ``None`` = cannot
-        answer for this pod."""
+        """Verdicts aligned with ``rows`` if ``requested[i]`` (table resource axis)
+        were ``rows[i]``'s requests; ``None`` = cannot answer for this pod."""
         ...
 
 
@@ -404,19 +360,15 @@ class WhatIfRowFilterPlugin(WhatIfFilterPlugin, Protocol):
     def filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
     ) -> Status | None:
-        """``filter_what_if`` for one row, its summed requests as a list: the
-        row's status (SUCCESS when it passes). ``None`` = ask ``filter_what_if``."""
+        """``filter_what_if`` for one row as a Status; ``None`` = ask ``filter_what_if``."""
         ...
 
 
 @runtime_checkable
 class StaticFilterPlugin(VectorFilterPlugin, Protocol):
-    """A filter whose verdict on a node never depends on the pods on the node
-    (DynamicResources; a ``framework.reads.DerivedFilterPlugin`` is static for a
-    pod when its ``Reads`` say so, without this declaration): its
-    ``filter_vector`` over the table holds whatever pods are added to or taken
-    off nodes, so the what-if runners and preemption's dry run read it instead
-    of asking again."""
+    """A filter whose verdict never depends on the node's pods (DynamicResources), so
+    the what-if runners and the dry run reuse its ``filter_vector``. (A
+    ``DerivedFilterPlugin`` is static when its ``Reads`` say so.)"""
 
     @property
     def static_filter(self) -> bool:
@@ -426,18 +378,14 @@ class StaticFilterPlugin(VectorFilterPlugin, Protocol):
 
 @runtime_checkable
 class SpecDeterminedFilterPlugin(FilterPlugin, Protocol):
-    """A filter whose verdict on a node is a function of the pod's spec
-    (``PodInfo.facts``), the plugin's args, the node's own state
-    (``NodeTable.node_generation``) and, for a what-if filter, the node's summed
-    requests: nothing else (no other pod, no cluster object, no cycle state but
-    what its PreFilter derived from the spec). When every active filter declares
-    it, the runtime's what-if answers may be reused across cycles for pods of
-    the same spec (the runtime's ``what_if_spec_determined``)."""
+    """A filter whose verdict is a function of the pod's spec (``PodInfo.facts``), the
+    args, the node's own state (``NodeTable.node_generation``) and, for a what-if
+    filter, the summed requests: nothing else. When every active filter declares
+    it, what-if answers are reused across cycles for pods of the same spec."""
 
     @property
     def spec_determined_filter(self) -> bool:
-        """The declaration (plugins set the class attribute
-        ``spec_determined_filter = True``)."""
+        """The declaration (class attribute ``spec_determined_filter = True``)."""
         ...
 
 

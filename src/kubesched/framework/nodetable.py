@@ -1,28 +1,14 @@
 """NodeTable: every node's scheduling state as per-node vectors (structure of arrays).
 
-The scheduler cache keeps one NodeTable current *incrementally* (a pod bound or
-removed touches one row), next to the per-node ``NodeInfo`` objects that the
-exact, upstream-shaped per-node code paths use. Plugins with a vectorised
-path read these arrays to filter and score all nodes with a few numpy
-operations instead of a Python loop over nodes.
+The scheduler cache keeps it current incrementally next to the ``NodeInfo``
+objects of the per-node paths. Rows are stable slots (a deleted node's row is
+reused); ``order`` is upstream's node-tree snapshot order (zones round-robin).
 
-Rows are stable slots: a node keeps its row for its lifetime and a deleted
-node's row is reused. ``order`` lists rows in the snapshot order upstream's
-node tree gives (zones round-robin, insertion order within a zone).
-
-Resource axis: columns ``cpu`` (milli), ``memory``, ``ephemeral-storage``,
-``pods`` and then scalar resources as they are first seen. In ``requested``
-the ``pods`` column counts the pods on the node; in ``allocatable`` it is the
-node's pod capacity. ``free`` is kept equal to ``allocatable - requested`` at
-all times (updated with them), so that Filter compares one gathered matrix
-instead of subtracting per cycle.
-
-Change log: every change of a row's state (pod added or removed, node added,
-updated or removed) appends the row to a log; ``rows_changed_since(seq)``
-tells a per-row cache (e.g. ``scoring.RowScoreCache``) which rows to
-recompute since it last looked at ``change_seq``. ``layout_generation`` is
-bumped when the arrays are reallocated (growth, a new resource column);
-caches of per-row arrays must then start over.
+Resource axis: ``cpu`` (milli), ``memory``, ``ephemeral-storage``, ``pods``, then
+scalar resources as first seen; the ``pods`` column counts pods in ``requested``
+and is the capacity in ``allocatable``; ``free == allocatable - requested``
+always. Every row change is logged (``rows_changed_since(seq)`` for per-row
+caches); ``layout_generation`` bumps when the arrays are reallocated.
 """
 
 from __future__ import annotations
@@ -212,9 +198,8 @@ class NodeTable:
         self.layout_generation += 1
 
     def _set_pod_state(self, requested: IntArray, free: IntArray, non_zero: IntArray) -> None:
-        """Store ``requested``, ``free`` and ``non_zero`` side by side in one matrix
-        (they are views of it), so that a pod added to or removed from a row is a
-        single vector addition (see ``_apply_pod``)."""
+        """Keep ``requested``, ``free`` and ``non_zero`` as views of one matrix (a pod
+        change is one vector addition)."""
         rows, w = requested.shape
         m = np.empty((rows, 2 * w + 2), dtype=np.int64)
         m[:, :w] = requested
@@ -376,9 +361,7 @@ class NodeTable:
         self._apply_pod(row, new, 1)
 
     def _pod_delta(self, pi: PodInfo) -> IntArray:
-        """What adding the pod does to a row of ``_pod_state``: its request vector to
-        ``requested``, minus it to ``free``, its non-zero cpu and memory to
-        ``non_zero`` (cached per spec and axis width)."""
+        """Adding the pod's delta to a ``_pod_state`` row (cached per spec and width)."""
         vec = self.request_vector(pi)
         w = len(self.resources)
         memo = pi.facts.memo

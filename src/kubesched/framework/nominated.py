@@ -1,25 +1,15 @@
 """The nominated pods' summed requests over the node table, kept current incrementally.
 
-Filtering with nominated pods (upstream ``RunFilterPluginsWithNominatedPods``,
-first pass) and preemption's dry run add to a node, for a pod of priority p,
-the requests of the pods nominated to it with priority >= p (other than the
-pod itself). ``NominatedLoadIndex`` is the one implementation of that sum:
-every nominator owns one (``Nominator.load_index()``), tells it of each
-nomination added or deleted, and the readers ask it for a pod and a table.
+Filtering with nominated pods (``RunFilterPluginsWithNominatedPods``' first pass)
+and the dry run add to a node, for a pod of priority p, the requests of the other
+pods nominated to it with priority >= p. Contract: ``query(pod, table)`` equals,
+per node with nominations, the sum of ``table.request_vector(info)`` over the live
+nominations with ``info.pod.priority >= pod.pod.priority`` and another uid —
+what the per-node path reads from ``nominated_pods_for_node``.
 
-Contract (what the tests pin): for a pod ``pod`` and table ``table``,
-``query(pod, table)`` equals, for every node of the table with nominated pods,
-the sum of ``table.request_vector(info)`` over the nominations ``(info, node)``
-added and not deleted since, with ``info.pod.priority >= pod.pod.priority`` and
-``info.pod.uid != pod.pod.uid`` -- which is what the per-node path reads from
-``nominated_pods_for_node`` (the PodInfo a pod was nominated with has the
-priority and requests of the queued pod: neither changes).
-
-The index belongs to its nominator and follows one table at a time: a
-different table, a node change (``node_generation``) or a wider resource axis
-rebuilds it (a new ``epoch``); otherwise it applies the nominations changed
-since the last read. Its change log names the rows whose load changed, for
-readers that keep per-row answers.
+Each nominator owns one (``Nominator.load_index()``); another table, a node
+change or a wider axis rebuilds it (new ``epoch``), else it applies the changed
+nominations; its change log names the rows whose load changed.
 """
 
 from __future__ import annotations
@@ -44,9 +34,7 @@ class NominatedLoadIndex:
         self._nominated: dict[str, tuple[str, PodInfo]] = {}
         """Pod UID -> (node name, the PodInfo it was nominated with)."""
         self._pending: dict[str, str] = {}
-        """Pod UID -> its node ("" deleted) for nominations changed since the last
-        sync, in order of first change (only each pod's last change matters: the
-        loads are sums). Not kept before the first sync (that one rebuilds)."""
+        """Pod UID -> its node ("" deleted), changed since the last sync."""
         self._table: NodeTable | None = None
         """The table the arrays are over (held: its identity is the key)."""
         self._generation = (-1, -1)
@@ -64,10 +52,8 @@ class NominatedLoadIndex:
         """(per-row summed requests of every indexed pod (capacity, width), pods
         per row), kept up to date once built; None: to be built."""
         self._last: tuple[str | None, int, IntArray, IntArray] | None = None
-        """The last ``query`` answer (the asking pod's UID if it is indexed itself,
-        else None; priority; rows; vectors): it depends on nothing else while
-        nothing changed (a cycle asks again for the same pod, and consecutive pods
-        of one priority share it)."""
+        """The last ``query`` answer (own UID if indexed, priority, rows, vectors),
+        valid while nothing changed."""
         self._changes = RowLog()
         """Rows whose nominated pods changed, in order (``rows_changed_since``)."""
         self.epoch = 0
@@ -135,10 +121,9 @@ class NominatedLoadIndex:
         return self._gather(pod, rows)
 
     def dense(self, pod: PodInfo, table: NodeTable) -> IntArray | None:
-        """``query`` as a (capacity, width) matrix over table slots (zero where no
-        pod counts), or None when it is not kept as one: only when every indexed
-        pod counts for the pod and the pod is not nominated itself. Shared and
-        updated in place by later nominations: read it before anything changes."""
+        """``query`` as a (capacity, width) slot matrix when every indexed pod counts
+        and the pod is not nominated itself, else None. Shared and updated in
+        place: read it before anything changes."""
         self._sync(table)
         if (
             not self._uids
@@ -193,9 +178,7 @@ class NominatedLoadIndex:
         return rows.take(first), np.add.reduceat(mat, first, axis=0)
 
     def _query_all(self, own: int | None) -> tuple[IntArray, IntArray]:
-        """``query`` when every indexed pod counts (but the asking pod's own entry
-        ``own``, if any): read off the per-row sums (no sort; int64 sums are
-        exact modulo 2**64, so the order of additions does not matter)."""
+        """``query`` when every indexed pod but ``own`` counts: the per-row sums."""
         dense, count = self._dense_load()
         rows = np.flatnonzero(count)
         if own is None:
@@ -219,9 +202,7 @@ class NominatedLoadIndex:
         return self._dense
 
     def _sync(self, table: NodeTable) -> None:
-        """Apply the nominations changed since the last sync (forgetting the last
-        answer if anything may have changed), or rebuild for another table,
-        node generation or resource-axis width."""
+        """Apply the changed nominations, or rebuild (module docstring)."""
         if table.capacity != self._slots:
             self._slots = table.capacity
             self._dense = None

@@ -1,23 +1,15 @@
 """Reads: which node columns a static per-node answer depends on.
 
-A plugin whose ``filter`` / ``score`` answer for a pod depends only on a few
-columns of the node (its taints, its ``unschedulable`` flag, some labels, its
-name, its images, its host ports) declares them for that pod with a ``Reads``
-(``DerivedFilterPlugin.filter_reads`` / ``DerivedScorePlugin.score_reads``).
-``framework.derive`` then groups the table's rows by those columns, calls the
-plugin's own per-node ``filter`` / ``score`` once per group and spreads the
-answers to the rows: the per-node code stays the only definition of the
-decision.
+A plugin whose answer depends on a few node columns (taints, ``unschedulable``,
+labels, name, images, host ports) declares them per pod
+(``DerivedFilterPlugin.filter_reads`` / ``DerivedScorePlugin.score_reads``) and
+``framework.derive`` derives its vectorised forms.
 
-Contract of a declaration, for one plugin, pod and cycle state: two nodes equal
-on every declared column get equal answers (equal Status, equal raw score),
-and two calls whose ``Reads`` compare equal (``fragment`` included) get equal
-answers on equal nodes. ``fragment`` is the pod-side value the answer is a
-function of (upstream's sign fragment, e.g. the tolerations), compared by
-value; the plugin's own args need not be in it (derived answers are kept per
-plugin object). A plugin returns None when the answer is not static for this
-pod (for instance when its PreFilter/PreScore state is missing: the per-node
-path then reports the error).
+Contract, for one plugin, pod and cycle state: nodes equal on every declared
+column get equal answers, and calls with equal ``Reads`` (``fragment`` included:
+the pod-side value the answer is a function of, upstream's sign fragment) get
+equal answers on equal nodes. None: not static for this pod (e.g. missing
+PreFilter state; the per-node path reports it).
 """
 
 from __future__ import annotations
@@ -35,12 +27,9 @@ from kubesched.framework.types import PodInfo
 
 @dataclass(frozen=True, slots=True)
 class LabelRead:
-    """One label key a node answer reads: ``values`` are the values it compares the
-    label with, and ``bounds`` the integers it compares the label's value with once
-    parsed as int64 (Gt / Lt, ``selectors.parse_int64_label``). Nodes whose value
-    is none of ``values`` and lies alike with respect to every bound answer alike,
-    nodes without the label alike. ``values`` None: any value may matter (then
-    ``bounds`` is empty)."""
+    """One label key read: ``values`` compared with it, ``bounds`` compared with its
+    int64 value (Gt / Lt); nodes alike on those answer alike. ``values`` None: any
+    value may matter (no ``bounds``)."""
 
     key: str
     values: frozenset[str] | None = None
@@ -53,9 +42,8 @@ Columns = tuple[bool, bool, tuple[LabelRead, ...], frozenset[str] | None, tuple[
 
 @dataclass(frozen=True, slots=True)
 class Reads:
-    """The node columns a per-node answer depends on, and the pod-side value it is
-    a function of (see the module docstring). Compared and hashed by value; the
-    hash is computed once (a plugin may hand out the same object every cycle)."""
+    """The node columns an answer depends on and its pod-side ``fragment``; compared
+    and hashed by value."""
 
     taints: bool = False
     """``NodeTable.taint_set`` (the node's taints)."""
@@ -113,14 +101,9 @@ class DerivedFilterPlugin(FilterPlugin, Protocol):
 @runtime_checkable
 class DerivedScorePlugin(ScorePlugin, Protocol):
     def score_reads(self, state: CycleState, pod: PodInfo) -> Reads | None:
-        """What ``score`` reads of a node for this pod (its PreScore state already
-        written); None: not static for this pod (use ``score`` per node).
-
-        A plugin that normalises must do it as upstream's DefaultNormalizeScore
-        does in one respect: a node's normalised score depends only on its raw
-        score and on the *set* of raw scores of the scored nodes (not on how many
-        nodes have each) and on nothing else of the cycle, so that the derived
-        form may normalise one score per group and keep the result."""
+        """What ``score`` reads of a node for this pod (after PreScore); None: not
+        static. Normalisation must depend only on the raw score and the *set* of
+        raw scores (as DefaultNormalizeScore), so one score per group suffices."""
         ...
 
 
@@ -149,12 +132,9 @@ def selector_reads(
     node_selector: Mapping[str, str] | None = None,
     fragment: Hashable = None,
 ) -> Reads:
-    """What matching ``node_selector`` (a ``spec.nodeSelector`` map) and the node
-    selector ``terms`` reads of a node (``api.selectors`` matchers): In / NotIn and
-    the map compare label values with theirs, Exists / DoesNotExist test presence,
-    Gt / Lt compare the parsed value with their bound (any other operator, or a
-    bound that does not parse, may read the whole value); matchFields compare the
-    node's name with their values (any key: other fields read "")."""
+    """What matching ``node_selector`` and the selector ``terms`` reads of a node:
+    compared label values, presence, Gt / Lt bounds (anything else reads the whole
+    value) and, for matchFields, the node's name."""
     values: dict[str, set[str] | None] = {}
     bounds: dict[str, set[int]] = {}
     names: set[str] | None = None

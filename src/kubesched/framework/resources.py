@@ -1,34 +1,19 @@
-"""Resource fit: upstream's fitsRequest as one declared plan and one evaluator.
+"""Resource fit: upstream fit.go ``fitsRequest`` (v1.36) as a declared
+``ResourcePlan`` and its one evaluator ``ResourceFit``, on every shape asked: one
+NodeInfo (``node``, the reference), table rows with current requests (``rows``,
+verdicts kept across cycles from the change log), rows as if their summed requests
+were given (``what_if`` / ``what_if_row``) and the dry run's greedy ``reprieve``.
 
-A filter that compares a pod's requests with a node's free resources (NodeResourcesFit)
-declares a ``ResourcePlan``: the checks, in reason order. ``ResourceFit`` is the only
-code that evaluates a plan, on every shape the scheduler asks:
+Semantics: "Too many pods" when pod count + 1 exceeds the ``pods`` allocatable
+(never unresolvable by itself); each check in order fails when ``need >
+allocatable - requested`` (a missing resource is 0) and adds its reason; the status
+is UnschedulableAndUnresolvable when a failed need exceeds the node's total
+allocatable (kubernetes PR #131345, v1.34+), else Unschedulable.
 
-- ``node``: one NodeInfo (the per-node Filter; the reference);
-- ``rows``: table rows with their current requests (the scheduling cycle's scan);
-  each slot's verdict is kept across cycles per plan and brought up to date from
-  the table's change log;
-- ``what_if`` / ``what_if_row`` / ``passes``: table rows as if their summed requests
-  were ``requested`` (preemption's dry run, the nominated-pods pass), with statuses
-  or pass/fail only;
-- ``reprieve``: the batched dry run's greedy step (victims added back one by one).
-
-Semantics (upstream fit.go ``fitsRequest``, v1.36):
-
-1. "Too many pods" when the node's pod count + 1 exceeds its ``pods`` allocatable;
-   checked for every pod, never unresolvable by itself.
-2. Each check in order fails when ``need > allocatable - requested`` (a node lacking
-   the resource has 0 of it) and adds its reason.
-3. The status is UnschedulableAndUnresolvable when some failed check's ``need``
-   exceeds the node's total allocatable (kubernetes PR #131345, released since
-   v1.34: an empty node could not hold the pod either, preemption cannot help),
-   else Unschedulable.
-
-Every entry point computes the same failure mask per row: bit 0 too many pods,
-bit 1 unresolvable, bit ``2 + i`` check ``i`` failed, 0 = fits; one function turns
-a mask into its Status (``status_for_mask``), so every route gives equal statuses.
-Batched entry points hold the mask in an int64 and answer None for a plan with
-more than ``MAX_MASK_CHECKS`` checks (the caller then takes the per-node path).
+Every route computes one failure mask per row (bit 0 too many pods, bit 1
+unresolvable, bit ``2 + i`` check ``i``; 0 fits) and ``status_for_mask`` turns it
+into the Status. Batched routes hold it in an int64 and answer None past
+``MAX_MASK_CHECKS`` checks (the caller goes per node).
 """
 
 from __future__ import annotations
@@ -66,20 +51,16 @@ class ResourceCheck:
     """One resource the pod needs: fails when ``need > allocatable - requested``."""
 
     resource: str
-    """The table's resource name: ``cpu`` (milli), ``memory``, ``ephemeral-storage``
-    or a scalar resource."""
+    """The table's resource name (``cpu`` in milli)."""
     need: int
     reason: str
-    """The status reason when it fails (upstream wording, e.g. "Insufficient cpu")."""
+    """Upstream's reason when it fails ("Insufficient cpu")."""
 
 
 @dataclass(frozen=True, slots=True)
 class ResourcePlan:
-    """upstream fitsRequest, declared: ``pods + 1 <= allocatable pods`` ("Too many
-    pods", never unresolvable on its own), then every check in order; a failed check
-    whose need exceeds the node's allocatable makes the status unresolvable.
-    Immutable and compared by value (evaluator memos are keyed by it).
-    NodeResourcesFit's PreFilter state (``clone`` returns it: it never changes)."""
+    """fitsRequest's checks in reason order (module docstring). Immutable, compared by
+    value (memo key); NodeResourcesFit's PreFilter state."""
 
     checks: tuple[ResourceCheck, ...] = ()
 
@@ -89,10 +70,9 @@ class ResourcePlan:
 
 @runtime_checkable
 class ResourceFilterPlugin(FilterPlugin, Protocol):
-    """A filter whose verdict is its ``ResourcePlan`` evaluated by its ``ResourceFit``
-    (NodeResourcesFit). The verdict depends on a node's pods only through their
-    summed requests and only gets stricter as pods are added (what preemption's
-    batched dry run relies on)."""
+    """A filter whose verdict is its ``ResourcePlan`` under its ``ResourceFit``: it
+    depends on a node's pods only through their summed requests and only gets
+    stricter as pods are added (the batched dry run relies on it)."""
 
     @property
     def resource_fit(self) -> ResourceFit:
@@ -127,14 +107,9 @@ def node_mask(plan: ResourcePlan, node: NodeInfo) -> int:
 
 
 class ResourceFit:
-    """The one evaluator of resource plans (see the module docstring).
-
-    The batched entry points read a ``NodeTable``; the evaluator keeps, per plan
-    (by value) and resource-axis width, the plan's columns on that table, the
-    statuses met (shared between calls), the checked columns of ``allocatable``
-    and every slot's verdict with the table's change-log cursor. Those memos live
-    as long as the evaluator (its owner: the plugin instance) and are dropped when
-    it is handed another table."""
+    """The one evaluator of resource plans. Memos per (plan, axis width) on one table
+    (columns, statuses, allocatable columns, kept verdicts) live as long as the
+    evaluator and are dropped when it is handed another table."""
 
     __slots__ = ("_last", "_plans", "_table")
 
@@ -159,8 +134,7 @@ class ResourceFit:
         self, plan: ResourcePlan, table: NodeTable, rows: IntArray, requested: IntArray
     ) -> Verdicts | None:
         """The verdicts of ``rows`` if their summed requests were ``requested``
-        (``(len(rows), width)`` on the table's resource axis, the pods column counting
-        pods)."""
+        (``(len(rows), width)`` on the table's resource axis)."""
         on = self._on(plan, table)
         if on.bits is None:
             return None
@@ -178,23 +152,10 @@ class ResourceFit:
     def what_if_row(
         self, plan: ResourcePlan, table: NodeTable, row: int, requested: Sequence[int]
     ) -> Status:
-        """``what_if`` for one row, its summed requests as plain ints: its Status
-        (SUCCESS when it passes)."""
+        """``what_if`` for one row (requests as plain ints), as a Status."""
         on = self._on(plan, table)
         mask = on.mask_of(table.allocatable[row].tolist(), requested)
         return on.status(mask) if mask else SUCCESS
-
-    def passes(
-        self, plan: ResourcePlan, table: NodeTable, rows: IntArray, requested: IntArray
-    ) -> BoolArray:
-        """Whether ``what_if`` passes each row (no statuses built)."""
-        on = self._on(plan, table)
-        if on.always:
-            return np.zeros(len(rows), dtype=np.bool_)
-        alloc_t, _ = on.alloc_cols(table, rows)
-        free = alloc_t - np.ascontiguousarray(requested[:, on.cols].T)
-        ok: BoolArray = np.logical_and.reduce(free >= on.need_c, axis=0)
-        return ok
 
     def reprieve(
         self,
@@ -260,13 +221,9 @@ class _SlotVerdicts(RowEntry):
 
 
 class _OnTable:
-    """One plan on one table's resource axis, and its memos (see ``ResourceFit``).
-
-    Columns: ``cols[0]`` is ``pods`` (need 1: ``requested + 1 <= allocatable``), then
-    the checks that have a column and an int64 need, in check order. A check whose
-    resource no node has (no column: 0 everywhere) or whose need no int64 amount
-    meets has a constant answer: its bit (and the unresolvable bit) are in
-    ``always`` when it fails everywhere."""
+    """One plan on one table's resource axis, and its memos. ``cols[0]`` is ``pods``
+    (need 1), then the checks with a column and an int64 need; a check without
+    either fails everywhere, its bits are in ``always``."""
 
     __slots__ = (
         "_alloc",
@@ -440,10 +397,9 @@ class _OnTable:
 
     # -- every slot's verdict, kept across cycles ----------------------------
     def current(self, table: NodeTable, rows: IntArray | None) -> Verdicts:
-        """Verdicts of ``rows`` with the table's requests (None: every slot). Once the
-        plan comes back a second time, every slot's status id is kept and brought up
-        to date from the change log: a cycle then costs the rows changed since the
-        previous one, nothing more when every node fits, one gather otherwise."""
+        """Verdicts of ``rows`` with the table's requests (None: every slot). From the
+        plan's second cycle on, every slot's status id is kept and updated from the
+        change log."""
         kept, changed = self._kept.lookup(None, table)
         if kept is None:
             if rows is not None and not self._kept.met_before(None, table):

@@ -45,13 +45,8 @@ class NodeToStatus:
         return iter(self.explicit.items())
 
     def nodes_for_status_code(self, snapshot_names: Sequence[str], code: Code) -> list[str]:
-        """Names of nodes whose status has this code (upstream NodesForStatusCode).
-
-        When the absent status has the code, every snapshot node qualifies unless
-        an explicit status says otherwise (snapshot order). Otherwise only explicit
-        entries qualify; upstream iterates a Go map (random order), kubesched uses
-        snapshot order so that runs are reproducible.
-        """
+        """Upstream NodesForStatusCode in snapshot order (upstream: a Go map's):
+        nodes without an explicit status count when the absent status has the code."""
         if self.absent.code == code:
             if not self.explicit:
                 return list(snapshot_names)
@@ -67,9 +62,7 @@ class NodeToStatus:
         return np.array([row_of[n] for n in names], dtype=np.int64)
 
     def status_counts(self) -> list[tuple[Status, int]]:
-        """Each distinct Status object of the explicit entries with how many nodes
-        carry it (what ``reason_histogram`` needs, without a per-node walk when
-        the statuses are kept as arrays)."""
+        """Each distinct explicit Status object with how many nodes carry it."""
         return _count_by_identity((s, 1) for s in self.explicit.values())
 
 
@@ -87,15 +80,9 @@ _EXPLICIT = NodeToStatus.__dict__["explicit"]
 
 
 class LazyNodeToStatus(NodeToStatus):
-    """A NodeToStatus whose entries from vector scans are written on first use.
-
-    A scan that finds enough feasible nodes usually never needs the statuses
-    of the nodes it rejected on the way (only their number), and the FitError
-    histogram and preemption's potential nodes can be read off arrays, so they
-    are kept as (row, status index) arrays and turned into the ``explicit``
-    dict only when something reads it entry by entry. Reading gives exactly
-    what eager writes in the same order would have given (deferred entries
-    are newer than every explicit entry: ``set`` writes pending ones first)."""
+    """A NodeToStatus keeping vector scans' entries as (row, status index) arrays
+    until something reads ``explicit`` entry by entry; reads equal eager writes
+    in the same order (``set`` writes pending ones first)."""
 
     __slots__ = ("_pending", "_pending_len")
 
@@ -282,9 +269,8 @@ class NominatingInfo:
 class PostFilterResult:
     nominating_info: NominatingInfo | None = None
     explanation: object | None = field(default=None, compare=False)
-    """What the plugin can tell about how it decided, for explanations (a
-    kubesched extension; DefaultPreemption's is a ``PreemptionOutcome``). Never
-    compared: two results nominating the same node are equal."""
+    """How the plugin decided, for explanations (kubesched; DefaultPreemption's is a
+    ``PreemptionOutcome``); never compared."""
 
     @staticmethod
     def nominated(node_name: str, explanation: object | None = None) -> PostFilterResult:

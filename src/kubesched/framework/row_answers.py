@@ -1,20 +1,11 @@
 """The one store of per-row answers kept across scheduling cycles.
 
-Upstream's opportunistic batching (KEP-5598) reuses the answers computed for
-one pod for the next pods of the same ``PodSignature``: the pod-side values
-the signable plugins declare they read. Here the answers are kept per table
-row (the filter statuses of nominated nodes, a node's potential victims and
-dry-run answer, row-pure scores, resource verdicts): an entry holds, for one
-signature, an answer per table slot that stays valid until its row changes.
-
-``RowAnswers`` owns that bookkeeping for every such cache: entries keyed by a
-signature (compared by value, or by the identity of the objects it holds, never
-by ``id()``), a bounded number of them (the oldest, or least recently used,
-goes first), and each entry's cursors into the change logs of the node table
-(``NodeTable.rows_changed_since``) and, if asked, of the nominated-load index
-(``NominatedLoadIndex.rows_changed_since``). ``lookup`` hands an entry out with
-the rows changed since its previous lookup (the caller recomputes those rows
-only) or drops it, for one of the named flush reasons:
+As upstream's opportunistic batching (KEP-5598), answers are reused for pods of
+one ``PodSignature``; here an entry holds, per signature, an answer per table slot
+valid until its row changes. ``RowAnswers`` keeps a bounded number of entries and
+their cursors into the table's (and optionally the nominated-load index's) change
+logs; ``lookup`` hands an entry out with the rows changed since, or drops it for
+a flush reason:
 
 - ``new-key``: no entry for the signature (a first meeting, or after a flush);
 - ``evicted``: dropped to make room for another signature;
@@ -25,9 +16,8 @@ only) or drops it, for one of the named flush reasons:
 - ``log-truncated``: the change log no longer reaches the entry's cursor;
 - ``too-many-changes``: more rows changed than recomputing them is worth.
 
-Each flush is counted on the table, by store name and reason
-(``NodeTable.row_answer_flushes``): the metric
-``scheduler_row_answer_flushes_total{cache, reason}`` (``scheduler.metrics``).
+Flushes are counted (``NodeTable.row_answer_flushes``) for the metric
+``scheduler_row_answer_flushes_total{cache, reason}``.
 """
 
 from __future__ import annotations
@@ -51,9 +41,8 @@ _NOTHING: Final[list[int]] = []
 
 
 class PodSignature(NamedTuple):
-    """The pod-side key of answers (upstream's PodSignature): pods with equal
-    signatures get equal answers on equal rows. The objects are compared by
-    identity (one ``SpecFacts`` per distinct spec) and held by the key."""
+    """The pod-side key (upstream PodSignature): equal signatures, equal answers on
+    equal rows; objects compared by identity."""
 
     owner: object
     """What answers (the framework or handle: its plugins and their args)."""
@@ -84,12 +73,9 @@ E = TypeVar("E", bound=RowEntry)
 
 
 class RowAnswers(Generic[E]):
-    """Entries of per-row answers by signature (see the module docstring).
-
-    ``keys``: how many signatures are kept; ``lru``: a lookup refreshes its
-    entry (else the oldest put goes first); ``nodes``: entries die when a node
-    changes; an entry is brought up to date for at most ``capacity //
-    too_many`` changed rows (0: any number)."""
+    """Entries by signature: ``keys`` kept (``lru`` or oldest-first eviction);
+    ``nodes``: die on a node change; at most ``capacity // too_many`` changed rows
+    brought up to date (0: any)."""
 
     __slots__ = (
         "_entries",
@@ -131,12 +117,9 @@ class RowAnswers(Generic[E]):
     def lookup(
         self, key: Hashable, table: NodeTable, index: NominatedLoadIndex | None = None
     ) -> tuple[E | None, list[int]]:
-        """The entry of ``key`` and the rows of ``table`` (and, with ``index``, of
-        its nominated load) changed since its previous lookup or ``put``, possibly
-        repeated; its cursors move to now. (None, []) when there is no entry it
-        could bring up to date: it is dropped (the flush counted) and the caller
-        computes the answers afresh (and may ``put`` a new entry). The list is
-        shared: do not modify it."""
+        """The entry of ``key`` and the rows (of ``table``, and of ``index``'s load)
+        changed since, maybe repeated, in a shared list; cursors move to now.
+        (None, []) when it cannot be brought up to date (dropped, flush counted)."""
         if self._table is not table:
             self._flush_all(table)
         entries = self._entries
@@ -202,9 +185,8 @@ class RowAnswers(Generic[E]):
         return entry
 
     def met_before(self, key: Hashable, table: NodeTable) -> bool:
-        """Whether ``key`` (without an entry) was met before the table last changed;
-        else it is remembered as met now. Lets a signature get an entry only once
-        it comes back in a later cycle: one-off signatures cost nothing more."""
+        """Whether ``key`` was met before the table last changed (else remembered now),
+        so one-off signatures get no entry."""
         first = self._seen.get(key)
         if first is not None and first != table.change_seq:
             return True

@@ -1,10 +1,7 @@
 """An append-only log of changed rows, followed by readers with a cursor.
 
-The node table logs every row whose node or pods changed, the nominated-load
-index every row whose nominated pods changed; caches keyed by row remember
-the cursor they are current at and, on their next use, recompute only the
-rows logged since (``since``). The log keeps a bounded tail: a reader that
-lags too far behind gets None and starts over.
+Per-row caches remember their cursor and recompute only the rows logged
+``since``; the tail is bounded, a reader lagging too far gets None.
 """
 
 from __future__ import annotations

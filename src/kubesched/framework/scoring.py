@@ -44,20 +44,10 @@ SMALL_UPDATE: Final = 8
 
 
 class RowScoreCache:
-    """Scores that are a pure function of one row's state and a pod-side ``key``
-    (NodeResourcesFit's strategies, BalancedAllocation: a node's allocatable and
-    requested amounts and the pod's amounts), kept for every table slot in a
-    ``RowAnswers`` store. A scoring cycle then costs the recomputation of the
-    few rows changed since the previous cycle (usually the node the previous pod
-    was bound to) and one gather, instead of the full formula over every
-    feasible node.
-
-    Plugins own one cache per plugin object (scores depend on plugin args) and
-    call :meth:`scores` from ``score_vector``. ``vector(rows)`` must compute the
-    scores of the given table rows with the vector formula and ``one(row)``
-    the score of one live row with the exact per-node formula; the two agree
-    exactly (the plugins' equivalence tests check it). At most ``max_keys``
-    pod-side keys are kept (least recently used dropped first)."""
+    """Scores that are a pure function of one row's state and a pod-side ``key``,
+    kept per slot in a ``RowAnswers`` store so a cycle recomputes only changed rows.
+    One per plugin object; ``vector(rows)`` (vector formula) and ``one(row)``
+    (per-node formula) must agree exactly. At most ``max_keys`` keys (LRU)."""
 
     __slots__ = ("_store",)
 
@@ -86,11 +76,8 @@ class RowScoreCache:
         vector: Callable[[IntArray], IntArray],
         one: Callable[[int], int],
     ) -> IntArray | None:
-        """The scores of every table slot, brought up to date (live slots only; do
-        not write); None while ``key`` has only been met since the table last
-        changed (a key's first cycle: callers then score just their rows). The
-        same array object is returned until it has to be rebuilt (after a table
-        reallocation, or when too many rows changed at once)."""
+        """Every slot's scores, up to date (live slots; do not write; the same array
+        until rebuilt); None in a key's first cycle (score just the rows then)."""
         store = self._store
         e, changed = store.lookup(key, table)
         if e is None:

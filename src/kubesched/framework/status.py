@@ -34,11 +34,8 @@ class Code(IntEnum):
 
 
 class Status:
-    """An immutable plugin result. ``None`` is never used for success: use ``SUCCESS``.
-
-    ``plugin`` is the plugin that produced a rejection; the runtime stamps it,
-    plugins leave it empty.
-    """
+    """An immutable plugin result (success is ``SUCCESS``, never None); ``plugin`` is
+    stamped by the runtime, plugins leave it empty."""
 
     __slots__ = ("code", "plugin", "reasons")
 
@@ -105,9 +102,8 @@ def error(message: str) -> Status:
 
 
 class StatusList:
-    """Distinct statuses in the order first met: equal ones (same code, reasons
-    and plugin) share one position. Append-only, so positions handed out stay
-    valid; caches that keep a status per row keep its position here."""
+    """Distinct statuses in the order first met, equal ones sharing a position;
+    append-only, so positions stay valid."""
 
     __slots__ = ("_pos", "items")
 

@@ -204,10 +204,8 @@ class SpecFacts:
 
     def __init__(self, spec: PodSpec) -> None:
         self.memo: dict[object, object] = {}
-        """Values plugins derive from the spec alone (PreFilter/PreScore states),
-        computed once per spec. Keys are private to the plugin that writes them
-        (e.g. a sentinel object per plugin instance, since values may depend on
-        plugin args)."""
+        """Values plugins derive from the spec alone, once per spec; keys private to
+        the writing plugin instance."""
         reqs = pod_requests(spec)
         self.requests: dict[str, int] = reqs
         self.request = Resource.from_list(reqs)
@@ -236,13 +234,9 @@ def spec_facts(spec: PodSpec) -> SpecFacts:
 
 
 class PodInfo:
-    """A pod plus what scheduling precomputes for it (upstream PodInfo).
-
-    ``request`` is the effective request (``PodRequests``); ``non0_cpu`` and
-    ``non0_mem`` are the scoring amounts with defaults for omitted requests.
-    Plugins may attach their own precomputed data in ``extra`` (keyed by
-    plugin name), e.g. parsed affinity terms.
-    """
+    """A pod plus what scheduling precomputes for it (upstream PodInfo): ``request``
+    (``PodRequests``), ``non0_cpu`` / ``non0_mem`` (scoring defaults), plugins'
+    ``extra`` by plugin name."""
 
     __slots__ = ("extra", "facts", "pod")
 
@@ -346,10 +340,8 @@ class NodeInfo:
         return removed
 
     def replace_pod(self, old: Pod, new: PodInfo) -> PodInfo:
-        """``remove_pod(old)`` then ``add_pod(new)`` (so ``new`` goes to the end of
-        ``pods``, as upstream's remove-then-add update); the summed requests and
-        ports are not touched when both pods share one spec. Returns the removed
-        PodInfo; KeyError if ``old`` is absent."""
+        """``remove_pod(old)`` then ``add_pod(new)`` (``new`` goes last, as upstream);
+        returns the removed PodInfo, KeyError if absent."""
         removed = self._take(old)
         self._append(new)
         if removed.facts is new.facts:

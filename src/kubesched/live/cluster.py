@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from kubesched.api.convert import convert_namespace, convert_node, convert_pdb, convert_pod
+from kubesched.api.convert.pod import SpecFields, pod_spec_reusing
 from kubesched.api.convert.storage import convert_storage_object
 from kubesched.api.errors import InputError
 from kubesched.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -126,6 +127,8 @@ class LiveCluster:
         self._clock = clock
         self.poll = poll
         self.pods: dict[str, Pod] = {}
+        self._specs: dict[str, tuple[Any, SpecFields]] = {}
+        """Per pod: its latest raw spec and what it converted to (``pod_spec_reusing``)."""
         self.nodes: dict[str, Node] = {}
         self._pdbs: dict[str, PodDisruptionBudget] = {}
         self.namespaces: dict[str, Namespace] = {}
@@ -215,7 +218,14 @@ class LiveCluster:
             self._storage_object(kind, change, raw)
 
     def _pod(self, change: str, raw: Raw) -> None:
-        pod, priority, policy = convert_pod(raw)
+        spec = raw.get("spec")
+        key = key_of(raw)
+        fields = pod_spec_reusing(spec, self._specs.get(key))
+        pod, priority, policy = convert_pod(raw, fields)
+        if change == DELETED:
+            self._specs.pop(key, None)
+        else:
+            self._specs[key] = (spec, fields)
         pod.priority = priority or 0
         pod.preemption_policy = policy or PREEMPT_LOWER_PRIORITY
         old = self.pods.get(pod.key)

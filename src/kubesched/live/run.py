@@ -14,15 +14,19 @@ profiles (``Scheduler.responsible_for``); every other pod is still cached (it
 uses resources, it may be a preemption victim).
 
 Binding runs as upstream's binding goroutine does: after the scheduling thread
-assumed the pod, ``BindingPool`` (``bind_workers`` threads, the GIL released in
+assumed the pod, ``AsyncPool`` (``bind_workers`` threads, the GIL released in
 socket IO) runs the Bind plugins, and their status is posted back to the
 scheduling thread (``LiveCluster.post``), which finishes the binding cycle
 (a failure forgets the assumed pod and requeues it) between its cycles, so the
-scheduler's state stays single-threaded. PreBind runs before the handover, on
-the scheduling thread (VolumeBinding's PreBind reads the scheduler's caches);
-no in-tree Permit plugin waits. ``run`` waits for the bindings in
-flight and finishes them before it returns; ``close`` then flushes the events.
-Shadow mode binds nothing and stays synchronous.
+scheduler's state stays single-threaded. The async preemption's API calls
+(victims' condition and DELETE, clearing lower nominations) run on the same
+pool, as upstream's preemption goroutine; the preemptor stays waiting
+(DefaultPreemption's PreEnqueue) until their outcome is posted back. PreBind
+runs before the handover, on the scheduling thread (VolumeBinding's PreBind
+reads the scheduler's caches); no in-tree Permit plugin waits. ``run`` waits
+for the work in flight and finishes it before it returns; ``close`` then
+flushes the events.
+Shadow mode writes nothing and stays synchronous.
 """
 
 from __future__ import annotations
@@ -118,14 +122,14 @@ def live_default_config() -> SchedulerConfig:
     )
 
 
-class BindingPool:
-    """``Scheduler.bind_async`` on ``workers`` threads; each outcome goes to
-    ``post`` (the scheduling thread's queue). A crashing Bind plugin is an Error
-    status."""
+class AsyncPool:
+    """``Scheduler.run_async`` on ``workers`` threads (bindings, async preemptions);
+    each outcome goes to ``post`` (the scheduling thread's queue). A crashing
+    work (a Bind plugin's bug) is an Error status."""
 
     def __init__(self, post: Callable[[Callable[[], None]], None], workers: int) -> None:
         self._post = post
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="binding")
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="async")
         self._idle = threading.Condition()
         self._in_flight = 0
 
@@ -138,7 +142,7 @@ class BindingPool:
         try:
             s = work()
         except Exception as err:  # a plugin's bug must not lose the pod
-            log.exception("binding failed")
+            log.exception("binding or preemption failed")
             s = Status(Code.ERROR, str(err))
         self._post(lambda: done(s))
         with self._idle:
@@ -146,7 +150,7 @@ class BindingPool:
             self._idle.notify_all()
 
     def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Wait until every binding handed over was posted back."""
+        """Wait until every work handed over was posted back."""
         with self._idle:
             return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
 
@@ -176,14 +180,14 @@ class LiveScheduler:
     timing: Timing = field(default_factory=Timing)
     """The informers' watch timeouts."""
     bind_workers: int = BIND_WORKERS
-    """Threads of the ``BindingPool`` (0: bind on the scheduling thread)."""
+    """Threads of the ``AsyncPool`` (0: bind and preempt on the scheduling thread)."""
     cluster: LiveCluster = field(init=False)
     writer: LiveWriter | ShadowWriter = field(init=False)
     scheduler: Scheduler = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     stats: RunStats = field(default_factory=RunStats)
     informers: list[Informer] = field(default_factory=list)
-    binder: BindingPool | None = None
+    binder: AsyncPool | None = None
 
     def __post_init__(self) -> None:
         self.cluster = LiveCluster(self.clock)
@@ -206,8 +210,8 @@ class LiveScheduler:
         self.cluster.watchers.append(self.scheduler)
         self.cluster.object_watchers.append(self.scheduler)
         if not self.shadow and self.bind_workers > 0:
-            self.binder = BindingPool(self.cluster.post, self.bind_workers)
-            self.scheduler.bind_async = self.binder
+            self.binder = AsyncPool(self.cluster.post, self.bind_workers)
+            self.scheduler.run_async = self.binder
 
     def start_informers(self, timeout: float = 60.0) -> bool:
         """Start the informers and wait until every one has listed (False: some

@@ -1,37 +1,23 @@
 """DynamicResources (DRA) for pods without ResourceClaims (upstream
 dynamicresources/dynamicresources.go, v1.36, DynamicResourceAllocation GA).
 
-kubesched does not model ResourceClaims, DeviceClasses or ResourceSlices, so
-every pod it schedules is *claim-less*: ``spec.resourceClaims`` is empty (the
-loader rejects pods that set it) and no extended resource is backed by DRA
-(DRAExtendedResource, beta and on in v1.36, only builds its special claim when
-a DeviceClass maps the resource name; with no DeviceClass objects extended
-resources stay ordinary node resources checked by NodeResourcesFit). For such
-pods upstream's plugin does this, point by point:
+kubesched models no ResourceClaims, DeviceClasses or ResourceSlices, so every
+pod is claim-less (the loader rejects ``spec.resourceClaims``; without DeviceClasses
+DRAExtendedResource builds no claim and extended resources stay NodeResourcesFit's).
+For such pods upstream's plugin does, point by point (Error ``not found`` wherever
+its state is missing):
 
-- PreEnqueue: Success (there is no claim to look up).
-- PreFilter: writes an *empty* state under key ``"DynamicResources"``, then
-  returns Skip (so the framework skips its Filter). No PreFilterExtensions.
-- Filter: Success (the empty state has no claims); Error ``not found`` if
-  PreFilter never wrote the state.
-- PostFilter: Unschedulable ``"no new claims to deallocate"``. The framework
-  joins the reasons of Unschedulable PostFilter results, so a failed
-  preemption reads ``... no new claims to deallocate, preemption: ...``.
-  When the state is missing (an earlier PreFilter plugin returned
-  UnschedulableAndUnresolvable, so this PreFilter never ran) it returns Error
-  ``not found``, which stops RunPostFilterPlugins before DefaultPreemption.
-- PreScore: none (upstream has no PreScore, so Score is never skipped).
-- Score: 0 on every node (Error ``not found`` without state); NormalizeScore
-  is ``DefaultNormalizeScore(100, reverse=false)``, which leaves all-zero
-  scores at 0. With weight 2 the plugin adds 0 to every node's total.
-- Reserve / PreBind: Success; Unreserve: nothing; PreBindPreFlight: Skip
-  (Error ``not found`` without state, as for every other point).
-- EventsToRegister: Node Add|UpdateNodeLabel|UpdateNodeAllocatable (no hint),
-  ResourceClaim Add|Update, Pod UpdatePodGeneratedResourceClaim (hints),
-  DeviceClass Add|Update and ResourceSlice Add|Update (no hint). They only
-  requeue pods this plugin rejected, and it rejects no claim-less pod.
-
-Statuses carry no plugin name: the runtime stamps it.
+- PreEnqueue: Success. PreFilter: writes an empty state under
+  ``"DynamicResources"`` and returns Skip. Filter: Success.
+- PostFilter: Unschedulable ``"no new claims to deallocate"`` (a failed preemption
+  reads ``... no new claims to deallocate, preemption: ...``); without state (an
+  earlier PreFilter was UnschedulableAndUnresolvable) the Error stops
+  RunPostFilterPlugins before DefaultPreemption.
+- No PreScore; Score 0 everywhere (DefaultNormalizeScore keeps 0).
+- Reserve / PreBind: Success; Unreserve: nothing; PreBindPreFlight: Skip.
+- EventsToRegister: Node Add|UpdateNodeLabel|UpdateNodeAllocatable, DeviceClass
+  and ResourceSlice Add|Update (no hint); ResourceClaim Add|Update, Pod
+  UpdatePodGeneratedResourceClaim (hints).
 """
 
 from __future__ import annotations
@@ -100,9 +86,7 @@ def _has_state(state: CycleState) -> bool:
 
 
 class DynamicResources:
-    """PreEnqueue, PreFilter, Filter, PostFilter, Score, Reserve and PreBind plugin
-    for claim-less pods; takes no args (DynamicResourcesArgs are read by the
-    config parser and ignored: their timeouts only matter for claims)."""
+    """The plugin for claim-less pods; DynamicResourcesArgs are parsed and ignored."""
 
     name = NAME
     static_filter = True
@@ -204,10 +188,8 @@ class DynamicResources:
 
 
 def is_schedulable_after_claim_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
-    """Upstream isSchedulableAfterClaimChange. kubesched delivers no ResourceClaim
-    objects; for anything that is not a claim upstream returns Queue (with an
-    "unexpected object" error), so this does too. (For a real claim event and a
-    claim-less pod upstream would Queue only a deallocation and Skip the rest.)"""
+    """Upstream isSchedulableAfterClaimChange: kubesched delivers no claims, and for a
+    non-claim object upstream returns Queue (its "unexpected object" path)."""
     return QueueingHint.QUEUE
 
 

@@ -6,9 +6,7 @@ normalised image name is on the node, the image adds
 ``int(size * numNodesWithImage / totalNodes)`` (float arithmetic, truncated, as
 upstream). The sum is clamped to ``[23 MiB, 1000 MiB * numContainers]`` and
 mapped linearly onto ``[0, 100]`` with integer division.
-
-The vectorised Score is derived (``framework.derive``): it reads the node's
-state of the pod's images only.
+The vectorised Score is derived (reads the node's state of the pod's images).
 """
 
 from __future__ import annotations

@@ -2,12 +2,11 @@
 scheduler-enforced ``addedAffinity`` of NodeAffinityArgs (upstream
 nodeaffinity/node_affinity.go, v1.36).
 
-- PreFilter: Skip when the pod has no ``nodeSelector``, no required node affinity
-  and the plugin has no added required affinity. Otherwise writes
-  ``"PreFilterNodeAffinity"``; when *every* required term has
-  ``matchFields metadata.name In`` requirements it returns a PreFilterResult with
-  the union over terms of the intersection within a term; an empty union is
-  UnschedulableAndUnresolvable ``"pod affinity terms conflict"``.
+- PreFilter: Skip without ``nodeSelector``, required affinity and added required
+  affinity; else writes ``"PreFilterNodeAffinity"``. When every required term has
+  ``matchFields metadata.name In``, a PreFilterResult of their union (of each
+  term's intersection); empty: UnschedulableAndUnresolvable ``"pod affinity terms
+  conflict"``.
 - Filter (all UnschedulableAndUnresolvable): first the added affinity
   (``"node(s) didn't match scheduler-enforced node affinity"``), then
   ``nodeSelector`` AND required affinity (``"node(s) didn't match Pod's node
@@ -16,9 +15,7 @@ nodeaffinity/node_affinity.go, v1.36).
   terms; Error when the pod's preferred terms fail to parse.
 - Score: the summed weights of the matching preferred terms (added + pod);
   NormalizeScore: ``DefaultNormalizeScore(100, reverse=False)``.
-
-The vectorised Filter and Score are derived (``framework.derive``): they read
-the labels and the name the selectors compare (``reads.selector_reads``).
+Vectorised Filter and Score are derived (``reads.selector_reads``).
 """
 
 from __future__ import annotations
@@ -174,10 +171,7 @@ class PreScoreState:
 
 
 class NodeAffinity:
-    """PreFilter, Filter, PreScore and Score plugin; args: ``NodeAffinityArgs``.
-
-    Raises ValueError when ``addedAffinity`` fails to parse (upstream New fails).
-    """
+    """Args ``NodeAffinityArgs``; ValueError when ``addedAffinity`` does not parse."""
 
     name = NAME
 

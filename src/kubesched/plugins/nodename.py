@@ -1,9 +1,7 @@
 """NodeName: a pod that names a node fits only that node (upstream nodename/node_name.go).
 
-Filter only (v1.36; master adds a PreFilter that narrows to the named node for
-in-place resize, which does not concern pending pods). ``Pod.node_name`` is
-kubesched's ``spec.nodeName``. The vectorised Filter is derived
-(``framework.derive``): it compares the node's name with the wanted one.
+Filter only (v1.36); ``Pod.node_name`` is ``spec.nodeName``. The vectorised
+Filter is derived (reads the node's name).
 """
 
 from __future__ import annotations

@@ -3,14 +3,10 @@
 - PreFilter: Skip when the pod wants no host port; otherwise stores the wanted
   ``(hostIP, protocol, hostPort)`` list under ``"PreFilterNodePorts"``.
 - Filter: Unschedulable ``"node(s) didn't have free ports for the requested pod
-  ports"`` when any wanted port conflicts with the node's used ports (``0.0.0.0``
-  conflicts with every IP). Unschedulable, not unresolvable: evicting the pod
-  holding the port can help, so preemption tries such nodes.
+  ports"`` when a wanted port conflicts with the node's used ports (``0.0.0.0``
+  conflicts with every IP).
 
-Which ports a pod uses comes from ``PodInfo.facts.host_ports`` (shared with
-``NodeInfo.used_ports``). The vectorised Filter is derived (``framework.derive``):
-it reads the host ports the node's pods use, so it depends on the pods and is
-derived afresh for every call (rows without host ports share one answer).
+The vectorised Filter is derived from the node's used host ports, afresh per call.
 """
 
 from __future__ import annotations

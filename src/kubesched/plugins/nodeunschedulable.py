@@ -2,9 +2,7 @@
 ``node.kubernetes.io/unschedulable:NoSchedule`` (upstream
 nodeunschedulable/node_unschedulable.go, v1.36).
 
-Filter only (master adds a PreFilter that skips pods whose resize is deferred;
-pending pods are never in that state). The vectorised Filter is derived
-(``framework.derive``): it reads the node's ``unschedulable`` flag only.
+Filter only; the vectorised Filter is derived (reads ``unschedulable`` only).
 """
 
 from __future__ import annotations

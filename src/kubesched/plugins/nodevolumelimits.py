@@ -1,22 +1,17 @@
 """NodeVolumeLimits: CSI attach limits per node (upstream nodevolumelimits/csi.go,
 plugin ``CSILimits``, v1.36).
 
-- PreFilter: Skip unless the pod has a ``persistentVolumeClaim``, ``ephemeral``
-  or in-line in-tree volume CSI migration covers (awsElasticBlockStore,
-  gcePersistentDisk, ...).
-- Filter: the pod's new attachable volumes, keyed ``<driver>/<volume handle>``,
-  are counted per limit key ``attachable-volumes-csi-<driver>`` against the
-  node's limits (``CSINode.spec.drivers[].allocatable.count``, over the node's
-  ``attachable-volumes-*`` allocatable); a volume some pod on the node already
-  uses is not counted again. Over a limit: Unschedulable ``node(s) exceed max
-  volume count`` (preemption may free attachments).
+- PreFilter: Skip unless the pod has a ``persistentVolumeClaim``, ``ephemeral`` or
+  migratable in-tree volume.
+- Filter: new volumes ``<driver>/<handle>`` (not already used on the node) count
+  per ``attachable-volumes-csi-<driver>`` against the node's limits (CSINode
+  ``allocatable.count``, over ``attachable-volumes-*`` allocatable); over one:
+  Unschedulable ``node(s) exceed max volume count``.
 
-Where a claim's driver and handle come from: a bound claim's CSI volume
-(``spec.csi``), or an in-tree volume translated when the node's CSINode lists
-the plugin in ``storage.alpha.kubernetes.io/migrated-plugins``; an unbound
-claim counts under its StorageClass's provisioner with a handle made from the
-claim's name. A claim of a pod on the node that cannot be found is not counted;
-the incoming pod's is UnschedulableAndUnresolvable.
+Driver and handle: a bound claim's ``spec.csi``, or an in-tree volume translated
+when CSINode lists it in ``storage.alpha.kubernetes.io/migrated-plugins``; an
+unbound claim counts under its class's provisioner. A missing claim of a pod on
+the node is not counted; the incoming pod's is UnschedulableAndUnresolvable.
 """
 
 from __future__ import annotations

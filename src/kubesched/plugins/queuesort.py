@@ -24,12 +24,8 @@ class PrioritySort:
         del args, handle  # stateless
 
     def less(self, a: QueuedInfo, b: QueuedInfo) -> bool:
-        """True if ``a`` should be popped before ``b``.
-
-        ``Pod.priority`` is the admitted, effective priority (nil already means 0).
-        Equal priority and equal timestamp compare False both ways, as upstream's
-        ``Timestamp.Before``.
-        """
+        """True if ``a`` pops before ``b`` (ties False both ways, as
+        ``Timestamp.Before``)."""
         p1 = a.pod.priority
         p2 = b.pod.priority
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)

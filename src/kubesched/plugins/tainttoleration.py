@@ -2,20 +2,13 @@
 infeasible; untolerated PreferNoSchedule taints lower the score (upstream
 tainttoleration/taint_toleration.go, v1.36).
 
-- Filter: the first taint with effect NoSchedule or NoExecute that no
-  toleration tolerates rejects the node, UnschedulableAndUnresolvable
-  ``"node(s) had untolerated taint(s)"``. (Since v1.35, and v1.34.2 by
-  cherry-pick, the reason no longer names the taint; earlier releases said
-  ``"node(s) had untolerated taint {key: value}"``.)
-- PreScore: stores the tolerations with an empty or PreferNoSchedule effect;
-  never skips.
-- Score: the number of PreferNoSchedule taints none of those tolerations
-  tolerates; NormalizeScore: ``DefaultNormalizeScore(100, reverse=True)``, so
-  the node with the most intolerable taints gets 0 and nodes with none get 100.
+- Filter: an untolerated NoSchedule / NoExecute taint is
+  UnschedulableAndUnresolvable ``"node(s) had untolerated taint(s)"`` (v1.35+).
+- PreScore keeps the tolerations with an empty or PreferNoSchedule effect.
+- Score: untolerated PreferNoSchedule taints; NormalizeScore
+  ``DefaultNormalizeScore(100, reverse=True)``.
 
-The vectorised forms are derived (``framework.derive``): Filter and Score read
-the node's taints only (``Reads(taints=True)``), so they run once per distinct
-taint set of the table.
+Vectorised forms are derived from ``Reads(taints=True)``.
 """
 
 from __future__ import annotations

@@ -1,22 +1,17 @@
 """VolumeRestrictions: in-line disk conflicts and ReadWriteOncePod claims
 (upstream volumerestrictions/volume_restrictions.go, v1.36).
 
-- PreFilter: looks up every ``persistentVolumeClaim`` volume's claim (a missing
-  one is UnschedulableAndUnresolvable ``persistentvolumeclaim "<name>" not
-  found``); keeps the names of those with the ReadWriteOncePod access mode and
-  counts how many of them a scheduled (or assumed) pod already uses. Skip when
-  the pod has no in-line gcePersistentDisk / awsElasticBlockStore / rbd / iscsi
-  volume and no such claim is in use.
+- PreFilter: a missing claim is UnschedulableAndUnresolvable
+  ``persistentvolumeclaim "<name>" not found``; counts how many ReadWriteOncePod
+  claims a scheduled pod already uses; Skip without in-line gcePersistentDisk /
+  awsElasticBlockStore / rbd / iscsi volumes and such claims in use.
 - Filter: Unschedulable ``node(s) had no available disk`` when an in-line disk
-  conflicts with one of a pod on the node (GCE PD and iSCSI unless both mounts
-  are read-only, AWS EBS always, RBD when the monitors overlap and pool and
-  image are equal, unless both are read-only); then Unschedulable
-  ``node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod
-  access mode already in-use by another pod`` while the count is positive.
-  Both are Unschedulable, so preemption tries the nodes.
-- AddPod / RemovePod: the count follows the pods preemption's dry run takes
-  off or puts back (a victim holding the claim frees it), and the nominated
-  pods the two-pass filter adds.
+  conflicts with a pod's on the node (GCE PD / iSCSI unless both read-only, AWS
+  EBS always, RBD on overlapping monitors, equal pool and image, unless both
+  read-only); then Unschedulable ``node(s) unavailable due to
+  PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by
+  another pod`` while the count is positive.
+- AddPod / RemovePod keep the count exact.
 """
 
 from __future__ import annotations
@@ -237,9 +232,8 @@ def is_schedulable_after_pvc_added(pod: Pod, old: EventObject, new: EventObject)
 
 
 def is_schedulable_after_pod_deleted(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
-    """QUEUE when the deleted pod (assigned or nominated, same namespace) held a disk
-    that conflicts with the pod's, or used one of its claims (it may have held a
-    ReadWriteOncePod claim; the claim is not looked up, as upstream)."""
+    """QUEUE when the deleted pod (same namespace) held a conflicting disk or used
+    one of the pod's claims (not looked up, as upstream)."""
     if not isinstance(old, Pod):
         return QueueingHint.QUEUE
     if old.namespace != pod.namespace:

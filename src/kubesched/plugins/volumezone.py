@@ -1,17 +1,14 @@
 """VolumeZone: bound volumes' zone and region labels must match the node's
 (upstream volumezone/volume_zone.go, v1.36).
 
-- PreFilter: for each ``persistentVolumeClaim`` volume, the claim's bound
-  volume's labels ``topology.kubernetes.io/zone|region`` and
-  ``failure-domain.beta.kubernetes.io/zone|region`` (a value may list zones
-  separated by ``__``). An unbound claim of a WaitForFirstConsumer class is
-  skipped (VolumeBinding places it); other unbound claims, and missing claims,
-  classes or volumes, are UnschedulableAndUnresolvable. Skip when no volume
-  carries such a label.
-- Filter: a node without any of the four labels passes (single-zone
-  clusters); otherwise each volume label needs the node's label of that key
-  (or its GA equivalent for a beta key) with a value in the volume's set,
-  else UnschedulableAndUnresolvable ``node(s) had no available volume zone``.
+- PreFilter: each claim's bound volume's ``topology.kubernetes.io/zone|region``
+  and ``failure-domain.beta.kubernetes.io/zone|region`` labels (values may list
+  zones joined by ``__``); WaitForFirstConsumer unbound claims are skipped, other
+  unbound or missing claims, classes or volumes are UnschedulableAndUnresolvable;
+  Skip when no volume has such a label.
+- Filter: a node without any of the four labels passes; else each volume label
+  needs the node's (or its GA key's) value in the set, else
+  UnschedulableAndUnresolvable ``node(s) had no available volume zone``.
 """
 
 from __future__ import annotations

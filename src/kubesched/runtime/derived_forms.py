@@ -1,14 +1,10 @@
 """The vectorised forms the runtime resolves for each Filter / Score plugin.
 
-A plugin declares what it offers beyond ``filter`` / ``score`` on Protocols
-(``framework.interfaces``, ``framework.reads``); ``FilterForms.of`` resolves a
-Filter plugin's once per framework. A plugin declaring its reads
-(``DerivedFilterPlugin`` / ``DerivedScorePlugin``) offers no vectorised code
-of its own: its vectorised filter, scores and slot scores come from one
-``framework.derive.Derived`` the runtime owns for that plugin
-(``DerivedAnswers``), shared by its Filter and Score points. Such a filter is
-static and spec-determined for a pod exactly when its ``Reads`` for that pod
-exist and do not depend on the node's pods (``static_for``).
+``FilterForms.of`` resolves a Filter plugin's declarations once per framework. A
+plugin declaring its reads gets its vectorised forms from one
+``framework.derive.Derived`` per plugin (``DerivedAnswers``), shared by Filter and
+Score; such a filter is static and spec-determined for a pod exactly when its
+``Reads`` exist and do not read the node's pods (``static_for``).
 """
 
 from __future__ import annotations
@@ -27,11 +23,10 @@ from kubesched.framework.interfaces import (
     VectorFilterPlugin,
     Verdicts,
     WhatIfFilterPlugin,
-    WhatIfPassesFilterPlugin,
     WhatIfRowFilterPlugin,
     is_spec_determined_filter,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.reads import DerivedFilterPlugin, DerivedScorePlugin, Reads
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
@@ -39,7 +34,6 @@ from kubesched.framework.types import PodInfo
 VectorFn = Callable[[CycleState, PodInfo, NodeTable], Verdicts | None]
 RowsFn = Callable[[CycleState, PodInfo, NodeTable, IntArray], Verdicts | None]
 WhatIfFn = Callable[[CycleState, PodInfo, IntArray, IntArray], Verdicts | None]
-PassesFn = Callable[[CycleState, PodInfo, IntArray, IntArray], BoolArray | None]
 RowFn = Callable[[CycleState, PodInfo, int, list[int]], Status | None]
 ReadsFn = Callable[[CycleState, PodInfo], Reads | None]
 ScoreVectorFn = Callable[[CycleState, PodInfo, NodeSet], IntArray | None]
@@ -49,9 +43,8 @@ ScoreSlotsFn = Callable[[CycleState, PodInfo, NodeTable], IntArray | None]
 
 
 class DerivedAnswers:
-    """The ``Derived`` of each plugin declaring its reads, by plugin name, created
-    on first need and owned by one framework (its Filter and Score points share
-    a plugin's: they group the same table by the same columns)."""
+    """The ``Derived`` of each plugin declaring its reads, by name, created on first
+    need, one framework's."""
 
     __slots__ = ("_by_name",)
 
@@ -80,9 +73,8 @@ def static_for(reads: Reads | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class FilterForms:
-    """What one Filter plugin declares beyond ``filter`` (framework.interfaces),
-    resolved once per framework: ``isinstance`` on a runtime-checkable Protocol
-    costs microseconds, a field read nanoseconds."""
+    """What one Filter plugin declares beyond ``filter``, resolved once (isinstance
+    on Protocols is slow)."""
 
     name: str
     vector: VectorFn | None = None
@@ -90,9 +82,8 @@ class FilterForms:
     rows: RowsFn | None = None
     """``RowFilterPlugin.filter_rows``."""
     static_vector: VectorFn | None = None
-    """``filter_vector`` of a ``StaticFilterPlugin``, or the derived verdicts of a
-    ``DerivedFilterPlugin`` (static for a pod only when ``static_for`` its
-    ``reads``); None: not static."""
+    """A ``StaticFilterPlugin``'s ``filter_vector`` or a derived filter's verdicts
+    (static when ``static_for`` its ``reads``); None: not static."""
     reads: ReadsFn | None = None
     """``DerivedFilterPlugin.filter_reads``."""
     spec_determined: bool = False
@@ -100,8 +91,6 @@ class FilterForms:
     static for)."""
     what_if: WhatIfFn | None = None
     """``WhatIfFilterPlugin.filter_what_if``."""
-    passes: PassesFn | None = None
-    """``WhatIfPassesFilterPlugin.passes_what_if``."""
     row: RowFn | None = None
     """``WhatIfRowFilterPlugin.filter_what_if_row``."""
 
@@ -122,6 +111,5 @@ class FilterForms:
             ),
             spec_determined=is_spec_determined_filter(p),
             what_if=p.filter_what_if if isinstance(p, WhatIfFilterPlugin) else None,
-            passes=p.passes_what_if if isinstance(p, WhatIfPassesFilterPlugin) else None,
             row=p.filter_what_if_row if isinstance(p, WhatIfRowFilterPlugin) else None,
         )

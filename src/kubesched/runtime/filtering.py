@@ -1,27 +1,17 @@
-"""Filtering: the Filter point of one profile on every path (per node, over
-table rows, what-if).
+"""The Filter point of one profile on every path, for the ``Framework``:
 
-The Filter runners of the ``Framework`` (``runtime/framework.py``):
+- ``run_filter_plugins`` (upstream RunFilterPlugins) and
+  ``run_filter_plugins_with_nominated_pods`` (its two passes), with the PreFilter
+  extensions' AddPod / RemovePod runners;
+- ``filter_rows``: every active filter over table rows at once, without nominated
+  pods; None when some active filter has no vectorised form for the pod;
+- ``run_filter_what_if`` / ``run_filter_what_if_row``: the filters over rows as if
+  their summed requests were ``requested`` (preemption's dry run, the
+  nominated-pods check). Static filters (declared, or derived ones whose ``Reads``
+  say so) answer from their vectorised form, kept for the cycle.
 
-- ``run_filter_plugins`` (per node, upstream's RunFilterPlugins) and
-  ``run_filter_plugins_with_nominated_pods`` (its two passes with the
-  nominated pods of >= priority added, then without), with the PreFilter
-  extensions' AddPod / RemovePod runners they and preemption use;
-- ``filter_rows``: every active filter over some table rows at once,
-  without nominated pods, as (index, statuses) arrays; None when some active
-  filter has no vectorised form for the pod (the caller then takes the
-  per-node path).
-- the what-if runners (``run_filter_what_if``, ``run_filter_what_if_passes``,
-  ``run_filter_what_if_row``): the filters over some rows *as if* their summed
-  requests were given ones — preemption's dry run and the nominated-pods
-  check ask them. Static filters (verdicts independent of a node's pods:
-  declared, or derived ones whose ``Reads`` for the pod say so) are
-  read from their vectorised form, kept in the CycleState for the cycle; the
-  others answer the what-if themselves.
-
-Statuses are stamped with the plugin that returned them; a non-rejection
-becomes an Error naming the plugin. ``per_node`` turns the vectorised and
-what-if paths off (None / unsupported).
+Statuses are stamped with their plugin; a non-rejection becomes an Error naming
+it. ``per_node`` turns the vectorised and what-if paths off.
 """
 
 from __future__ import annotations
@@ -40,7 +30,7 @@ from kubesched.framework.interfaces import (
     Verdicts,
     pass_index,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.status import SUCCESS, Code, Status, error
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.derived_forms import (
@@ -72,16 +62,13 @@ table, or another (None) that answers each what-if itself."""
 class _CycleSteps:
     """``Filtering._cycle_steps``'s answer for one cycle and pod, kept in the
     CycleState: it holds while the table, its node generation, the skipped
-    plugins and the pod are the same (static filters answer from nothing else).
-    ``static_pass``: the static steps' combined pass mask over the table (None:
-    every node passes them)."""
+    plugins and the pod are the same (static filters answer from nothing else)."""
 
     __slots__ = (
         "derived_static",
         "generation",
         "pod",
         "skip",
-        "static_pass",
         "steps",
         "steps_known",
         "table",
@@ -96,7 +83,6 @@ class _CycleSteps:
         self.steps_known = False
         self.derived_static: bool | None = None
         """Every active derived filter is static for the pod (``static_for``)."""
-        self.static_pass: BoolArray | None = None
 
     def clone(self) -> _CycleSteps:
         """StateData: one memo for the cycle, shared by its CycleState's copies."""
@@ -231,13 +217,10 @@ class Filtering:
         rows: IntArray,
         memo: dict[str, Verdicts],
     ) -> tuple[npt.NDArray[np.int32], list[Status]] | None:
-        """Every active filter over some table rows, without nominated pods: (index
-        aligned with ``rows``, -1 = pass; statuses). The scheduling cycle calls it
-        for the rows it scans, chunk by chunk, with one ``memo`` per cycle: plugins
-        with ``filter_rows`` evaluate just those rows, the others' whole-table
-        verdicts are computed once per cycle (kept in ``memo``) and indexed.
-        The returned index may be a shared read-only array. None if some plugin
-        cannot vectorise."""
+        """Every active filter over ``rows``, without nominated pods: (index aligned
+        with ``rows``, -1 = pass, maybe shared read-only; statuses); None if some
+        plugin cannot vectorise. Whole-table verdicts are kept in the cycle's
+        ``memo``; ``filter_rows`` plugins evaluate just the rows asked."""
         forms = None if self.per_node else self.vectorised(state.skip_filter_plugins)
         if forms is None:
             return None
@@ -275,10 +258,8 @@ class Filtering:
         return result, statuses
 
     def vectorised(self, skip: frozenset[str]) -> Vectorised | None:
-        """The filters not in ``skip``, in order, with their vectorised forms; None
-        when one of them has none (decided once per distinct set). Plugins
-        without one (the volume plugins) then cost nothing on the vectorised path
-        for pods that make them Skip at PreFilter; otherwise the per-node path runs."""
+        """The filters not in ``skip`` with their vectorised forms; None when one has
+        none (decided once per distinct set)."""
         try:
             return self._vectorised[skip]
         except KeyError:
@@ -306,9 +287,9 @@ class Filtering:
         return out
 
     def what_if_supported(self, state: CycleState, pod: PodInfo) -> bool:
-        """Can ``run_filter_what_if`` answer for this cycle? Every active filter must
-        be static (a derived one: for this pod) or answer what-ifs, and no active
-        PreFilter plugin may keep per-pod state that AddPod/RemovePod would change."""
+        """Can ``run_filter_what_if`` answer this cycle: every active filter static
+        (for this pod) or a what-if filter, no active PreFilter with AddPod/RemovePod
+        state."""
         if self.per_node:
             return False
         return self._skip_answers(state.skip_filter_plugins)[0] and self._derived_static(state, pod)
@@ -339,19 +320,15 @@ class Filtering:
         return got
 
     def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
-        """True when ``run_filter_what_if``'s answer for this cycle is a function
-        of the pod's spec (``PodInfo.facts``), the skipped plugins, the nodes'
-        own state (``NodeTable.node_generation``) and the rows and ``requested``
-        asked about alone: every active filter declares it
-        (``SpecDeterminedFilterPlugin``, a derived filter static for the pod). The
-        scheduling cycle may then reuse an earlier answer for equal inputs."""
+        """``run_filter_what_if``'s answer is a function of the pod's spec, the skipped
+        plugins, ``NodeTable.node_generation`` and the rows and ``requested`` alone:
+        every active filter is ``SpecDeterminedFilterPlugin`` (or derived and static
+        for the pod), so earlier answers may be reused."""
         return self._skip_answers(state.skip_filter_plugins)[1] and self._derived_static(state, pod)
 
     def _skip_answers(self, skip: frozenset[str]) -> tuple[bool, bool]:
-        """(``what_if_supported``, ``what_if_spec_determined``) without per_node,
-        counting every derived filter as static: both then depend only on the set
-        of skipped plugins, so they are decided once per distinct set (a profile
-        sees a handful)."""
+        """(``what_if_supported``, ``what_if_spec_determined``) counting derived filters
+        as static, once per distinct skip set."""
         got = self._skip_answers_memo.get(skip)
         if got is None:
             supported = not any(name not in skip for name in self._what_if_blockers)
@@ -359,47 +336,11 @@ class Filtering:
             got = self._skip_answers_memo[skip] = (supported, determined)
         return got
 
-    def run_filter_what_if_passes(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> npt.NDArray[np.bool_] | None:
-        """Like ``run_filter_what_if`` but only whether each node passes (cheaper:
-        no statuses are built).
-
-        The static filters' combined answer over the whole table is kept in the
-        CycleState (keyed by table, node generation, skipped plugins and pod): it
-        does not depend on ``requested``, and preemption's reprieve steps ask
-        again and again for the same pod."""
-        memo = self._cycle_steps(state, pod)
-        steps = memo.steps
-        if steps is None:
-            return None
-        static = memo.static_pass
-        ok = np.ones(len(rows), dtype=np.bool_) if static is None else static[rows]
-        for f, v in steps:
-            if v is not None:
-                continue  # static: in the mask above
-            passes = f.passes
-            if passes is not None:
-                got = passes(state, pod, rows, requested)
-                if got is None:
-                    return None
-                ok &= got
-                continue
-            what_if = f.what_if
-            w = None if what_if is None else what_if(state, pod, rows, requested)
-            if w is None:
-                return None
-            if w.statuses:
-                ok &= w.index < 0
-        return ok
-
     def run_filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> tuple[np.ndarray, list[Status]] | None:
         """The filters over ``rows`` if their summed requests were ``requested``:
-        (index aligned with rows, -1 = pass; statuses). Static filters are read
-        from their vector form; the others answer the what-if. None if some
-        plugin cannot answer."""
+        (index aligned with rows, -1 = pass; statuses); None if some cannot answer."""
         steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
@@ -433,10 +374,8 @@ class Filtering:
     def run_filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: IntArray
     ) -> Status | None:
-        """``run_filter_what_if`` for one row (``requested``: its summed requests,
-        one vector): the status the row would get (SUCCESS when it passes), with
-        Python scalars where the filters offer it (``filter_what_if_row``);
-        None if some plugin cannot answer."""
+        """``run_filter_what_if`` for one row as a Status (``filter_what_if_row``
+        where offered); None if some plugin cannot answer."""
         steps = self._cycle_steps(state, pod).steps
         if steps is None:
             return None
@@ -466,10 +405,9 @@ class Filtering:
         return SUCCESS
 
     def _cycle_steps(self, state: CycleState, pod: PodInfo) -> _CycleSteps:
-        """The active filters the what-if runners must consult, in order: the
-        static ones that fail some node (with their verdicts over the table) and
-        the others (None: asked each time); ``steps`` is None if a static filter
-        cannot vectorise. Kept in the CycleState for the cycle (``_CycleSteps``)."""
+        """The filters the what-if runners consult, in order: static ones failing some
+        node with their verdicts, the others with None; ``steps`` None if a static
+        filter cannot vectorise. Kept for the cycle."""
         memo = self._memo(state, pod)
         if memo.steps_known:
             return memo
@@ -491,8 +429,6 @@ class Filtering:
                 return memo
             if v.statuses:
                 steps.append((f, v))
-                ok = v.index < 0
-                memo.static_pass = ok if memo.static_pass is None else memo.static_pass & ok
         memo.steps = steps
         return memo
 

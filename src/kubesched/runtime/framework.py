@@ -1,21 +1,12 @@
 """Framework: the plugins of one profile and the runner of each extension point.
 
-Built from a ``Profile`` and a registry (plugin name -> factory). It is also
-the ``Handle`` its plugins receive: the handle's services (node table, nominator,
-clock, random source, cluster reader/writer, recorder) come from a
-``Services`` object the scheduler supplies.
-
-Runner semantics follow upstream's frameworkImpl (runtime/framework.go):
-PreFilter runs all plugins when one says Unschedulable and stops at the
-first UnschedulableAndUnresolvable; Filter stops at the first non-success
-and wraps non-rejections as errors; PostFilter stops at the first success,
-UnschedulableAndUnresolvable or error; PreScore/Score skip plugins that
-returned Skip; scores are normalised, range-checked and weighted.
-
-The Filter point (per node, with nominated pods, over table rows, what-if,
-and the PreFilter extensions' AddPod/RemovePod) runs in ``runtime.filtering``
-and the PreScore/Score points in ``runtime.scoring``; the ``Framework`` binds
-their entry points as its own attributes (callers pay no wrapper call).
+Built from a ``Profile`` and a registry (name -> factory); it is also the
+``Handle`` its plugins receive, its services from the scheduler's ``Services``.
+Runners follow upstream frameworkImpl (runtime/framework.go): PreFilter runs on
+past Unschedulable and stops at the first UnschedulableAndUnresolvable;
+PostFilter stops at the first success, UnschedulableAndUnresolvable or error.
+Filter and Score run in ``runtime.filtering`` / ``runtime.scoring``, their entry
+points bound as attributes (no wrapper call).
 """
 
 from __future__ import annotations
@@ -90,6 +81,11 @@ PluginFactory = Callable[[PluginArgs | None, "Framework"], Plugin]
 P = TypeVar("P")
 
 
+def run_now(work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+    """``Handle.run_async`` of a backend without threads: ``work``, then ``done``."""
+    done(work())
+
+
 @dataclass(slots=True)
 class Services:
     """What the scheduler lends every profile's framework."""
@@ -103,6 +99,7 @@ class Services:
     recorder: EventRecorder
     metrics: MetricsRecorder
     activate: Callable[[Sequence[Pod]], None]
+    run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = run_now
 
 
 class Framework:
@@ -127,6 +124,9 @@ class Framework:
         self.recorder: EventRecorder = services.recorder
         self.metrics: MetricsRecorder = services.metrics
         self.activate: Callable[[Sequence[Pod]], None] = services.activate
+        self.run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = (
+            services.run_async
+        )
         self._instances: dict[str, Plugin] = {}
 
         def get(name: str) -> Plugin:
@@ -185,7 +185,6 @@ class Framework:
         self.what_if_spec_determined = fl.what_if_spec_determined
         self.static_filters = fl.static_filters
         self.run_filter_what_if = fl.run_filter_what_if
-        self.run_filter_what_if_passes = fl.run_filter_what_if_passes
         self.run_filter_what_if_row = fl.run_filter_what_if_row
         self._scoring = sc = Scoring(
             self.pre_score_plugins, self.score_plugins, self.score_weights, derived

@@ -1,21 +1,12 @@
 """Scoring: the PreScore and Score plugins of one profile over a set of nodes.
 
-The PreScore and Score runners of the ``Framework`` (``runtime/framework.py``),
-kept apart so that the per-node and vectorised score paths and the per-slot
-totals live in one place. Semantics follow upstream's frameworkImpl: a PreScore
-plugin that fails fails the cycle (``ScoreError``); plugins that returned Skip
-at PreScore are left out of Score; each plugin's scores are
-normalised (``ScoreExtensions.normalize_score``), range-checked against
-[MIN_NODE_SCORE, MAX_NODE_SCORE] (the first plugin in order with a score out
-of range fails the cycle with ``ScoreError``) and weighted.
-
-Paths: a plugin's per-node ``score`` (then ``normalize_score``) is the
-definition; a plugin may offer a vectorised form (``score_vector``) and, when a
-node's score depends on that node alone, per-slot scores (``score_slots``), or
-declare its reads (``DerivedScorePlugin``: the runtime derives both,
-``runtime.derived_forms``). ``Scoring`` keeps the per-slot scores' weighted sum
-current across cycles from the table's change log (``_SlotTotal``).
-``per_node`` forces the per-node path.
+As upstream frameworkImpl: a failing PreScore fails the cycle (``ScoreError``);
+PreScore Skips are left out of Score; each plugin's scores are normalised,
+range-checked against [MIN_NODE_SCORE, MAX_NODE_SCORE] (the first out of range
+fails the cycle) and weighted. Per-node ``score`` is the definition;
+``score_vector`` / ``score_slots`` (own or derived) are faster forms, and
+per-slot scores are summed across cycles (``_SlotTotal``). ``per_node`` forces
+the per-node path.
 """
 
 from __future__ import annotations
@@ -65,9 +56,7 @@ class Scoring:
         self.pre_score_plugins = pre_score_plugins
         self.score_plugins = score_plugins
         self.score_weights = weights
-        # isinstance on Protocols is slow: decide once which plugins have
-        # vectorised forms, and keep those (typed) by plugin name. A plugin
-        # declaring its reads gets them from the runtime's ``Derived``.
+        # isinstance on Protocols is slow: resolve the vectorised forms once.
         self._score_vector: dict[str, ScoreVectorFn] = {}
         self._score_slots: dict[str, ScoreSlotsFn] = {}
         derived = derived or DerivedAnswers()
@@ -108,14 +97,10 @@ class Scoring:
     def score_parts(
         self, state: CycleState, pod: PodInfo, nodes: NodeSet
     ) -> tuple[IntArray, list[ScorePart]]:
-        """``run_score_plugins`` without gathering what need not be: each part is
-        (plugin, weight, unweighted scores, by_slot); a ``by_slot`` part holds the
-        scores of every table slot (index it with ``nodes.rows``), the others are
-        aligned with ``nodes``.
-
-        Plugins answering ``score_slots`` for this pod are summed per slot once
-        and kept up to date across cycles (``_SlotTotal``): a cycle gathers one
-        total instead of combining every plugin's scores."""
+        """``run_score_plugins`` ungathered: parts (plugin, weight, unweighted scores,
+        by_slot); a ``by_slot`` part covers every slot (index with ``nodes.rows``),
+        the others align with ``nodes``. ``score_slots`` plugins come as one
+        kept total (``_SlotTotal``)."""
         skip = state.skip_score_plugins
         weights = self.score_weights
         table = nodes.table
@@ -234,10 +219,8 @@ def _aligned(parts: Sequence[ScorePart], rows: IntArray) -> list[tuple[str, int,
 
 
 class _SlotTotal:
-    """The weighted sum over every table slot of some plugins' ``score_slots``
-    arrays, kept current from the table's change log (the plugins keep their
-    arrays current the same way). ``ok`` is False once a live slot holds a score
-    outside [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+    """The weighted per-slot sum of some plugins' ``score_slots``, kept current from
+    the change log; ``ok`` False once a live slot is out of range."""
 
     __slots__ = ("arrays", "layout", "ok", "seq", "table", "total", "weights")
 

@@ -294,45 +294,18 @@ class ScheduleOne:
         while True:
             index, statuses = vec
             size = len(chunk)
-            hits = ov_index = None
             if not statuses and not overrides:
-                passing = np.ones(size, dtype=np.bool_)
+                # Every row passes: take what is needed, stop at the next row.
+                k = min(max(need, 0), size)
+                if need > 0:
+                    parts.append(chunk[:k].copy())
+                    need -= k
+                stop = need == 0 and size > k
             else:
-                passing = index < 0
-                if overrides:
-                    hits, ov_index = overrides.lookup(chunk)
-                    passing[hits] = ov_index < 0
-            ok = passing.nonzero()[0]
-            if need > 0:
-                take = ok[:need]
-                parts.append(chunk[take])
-                need -= len(take)
-                beyond = ok[len(take) :] if need == 0 else ok[:0]
-            else:
-                beyond = ok
-            # Upstream (parallelism 1) stops at the first feasible node beyond the
-            # number it needs, dropping it; failures up to there are recorded.
-            stop = len(beyond) > 0
-            cut = int(beyond[0]) if stop else size
-            if size and not len(ok) and (hits is not None or not overrides):
-                # Nothing in the chunk passes (a burst of pods that fit nowhere):
-                # every row fails, and the overrides were looked up above.
-                self._add_failures(
-                    fwk,
-                    diagnosis,
-                    chunk,
-                    index.astype(np.int64),
-                    statuses,
-                    overrides,
-                    hits,
-                    ov_index,
+                stop, k = self._scan_chunk(
+                    fwk, diagnosis, chunk, index, statuses, overrides, need, parts
                 )
-            elif cut and not passing[:cut].all():
-                failing = (~passing[:cut]).nonzero()[0]
-                fail_index = index[failing].astype(np.int64)
-                self._add_failures(
-                    fwk, diagnosis, chunk[failing], fail_index, statuses, overrides, None, None
-                )
+                need -= k
             if stop:
                 break
             pos += size
@@ -352,6 +325,53 @@ class ScheduleOne:
         if len(parts) == 1:
             return parts[0]
         return np.concatenate(parts)
+
+    def _scan_chunk(
+        self,
+        fwk: Framework,
+        diagnosis: Diagnosis,
+        chunk: IntArray,
+        index: npt.NDArray[np.int32],
+        statuses: list[Status],
+        overrides: Overrides,
+        need: int,
+        parts: list[IntArray],
+    ) -> tuple[bool, int]:
+        """One filtered chunk where some row may fail: append up to ``need`` passing
+        rows to ``parts`` and record the failures before where the scan stops.
+        Returns (stop, rows taken)."""
+        size = len(chunk)
+        hits = ov_index = None
+        passing = index < 0
+        if overrides:
+            hits, ov_index = overrides.lookup(chunk)
+            passing[hits] = ov_index < 0
+        ok = passing.nonzero()[0]
+        taken = 0
+        if need > 0:
+            take = ok[:need]
+            parts.append(chunk[take])
+            taken = len(take)
+            beyond = ok[taken:] if taken == need else ok[:0]
+        else:
+            beyond = ok
+        # Upstream (parallelism 1) stops at the first feasible node beyond the
+        # number it needs, dropping it; failures up to there are recorded.
+        stop = len(beyond) > 0
+        cut = int(beyond[0]) if stop else size
+        if size and not len(ok) and (hits is not None or not overrides):
+            # Nothing in the chunk passes (a burst of pods that fit nowhere):
+            # every row fails, and the overrides were looked up above.
+            self._add_failures(
+                fwk, diagnosis, chunk, index.astype(np.int64), statuses, overrides, hits, ov_index
+            )
+        elif cut and not passing[:cut].all():
+            failing = (~passing[:cut]).nonzero()[0]
+            fail_index = index[failing].astype(np.int64)
+            self._add_failures(
+                fwk, diagnosis, chunk[failing], fail_index, statuses, overrides, None, None
+            )
+        return stop, taken
 
     @staticmethod
     def _add_failures(

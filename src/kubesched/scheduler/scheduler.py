@@ -7,8 +7,9 @@ Backends (the simulated cluster, live mode) drive it:
   ``on_object_add/update/delete`` (what upstream's informer event handlers do);
 - ``schedule_one()`` pops one pod and runs one full scheduling + binding cycle
   synchronously, writing to the cluster through the ``ClusterWriter`` port
-  (with ``bind_async`` set, live mode, the Bind plugins run on another thread
-  and the rest of the binding cycle when their outcome comes back);
+  (with ``run_async`` set, live mode, the Bind plugins and the async
+  preemption's API calls run on another thread, and what follows them when
+  their outcome comes back);
 - ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
   on the backend's clock.
 
@@ -49,7 +50,13 @@ from kubesched.framework.results import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.framework import Framework, PluginFactory, ScoreError, Services
+from kubesched.runtime.framework import (
+    Framework,
+    PluginFactory,
+    ScoreError,
+    Services,
+    run_now,
+)
 from kubesched.scheduler.cache import Cache, CacheError
 from kubesched.scheduler.metrics import (
     RESULT_ERROR,
@@ -104,9 +111,10 @@ class DecisionObserver(Protocol):
         (``PostFilterResult.explanation``)."""
 
 
-BindAsync = Callable[[Callable[[], Status], Callable[[Status], None]], None]
-"""``bind_async(work, done)``: run ``work`` (the Bind plugins) on another thread,
-then call ``done`` with its status on the scheduling thread (live mode)."""
+AsyncRunner = Callable[[Callable[[], Status], Callable[[Status], None]], None]
+"""``run_async(work, done)``: run ``work`` (what upstream runs in a goroutine: the
+Bind plugins, the async preemption's API calls) on another thread, then call
+``done`` with its status on the scheduling thread (live mode)."""
 
 
 class Scheduler:
@@ -132,8 +140,8 @@ class Scheduler:
         self.metrics = metrics or Metrics()
         self.observer: DecisionObserver | None = None
         """Told every decision (None: nobody)."""
-        self.bind_async: BindAsync | None = None
-        """Runs the Bind plugins off the scheduling thread (None: at once)."""
+        self.run_async: AsyncRunner | None = None
+        """Runs goroutine work off the scheduling thread (None: at once)."""
         self.changes = 0
         """Cluster changes delivered so far that can change some pod's scheduling
         answer (see ``would_retry_on_a_changed_cluster``)."""
@@ -149,6 +157,7 @@ class Scheduler:
             recorder=recorder,
             metrics=self.metrics,
             activate=self.activate,
+            run_async=self._run_async,
         )
         self.profiles: dict[str, Framework] = {
             p.scheduler_name: Framework(p, registry, services) for p in config.profiles
@@ -418,14 +427,18 @@ class Scheduler:
             else:
                 self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return
-        # Binding cycle: upstream runs it in a goroutine; with ``bind_async`` (live
+        # Binding cycle: upstream runs it in a goroutine; with ``run_async`` (live
         # mode) Bind runs elsewhere and its outcome comes back through ``done``.
         s = fwk.run_pre_bind_plugins(state, assumed_info, host)
         done = partial(self._binding_done, fwk, state, qpi, result, assumed_info)
-        if s.is_success() and self.bind_async is not None:
-            self.bind_async(lambda: fwk.run_bind_plugins(state, assumed_info, host), done)
+        if s.is_success():
+            self._run_async(lambda: fwk.run_bind_plugins(state, assumed_info, host), done)
         else:
-            done(fwk.run_bind_plugins(state, assumed_info, host) if s.is_success() else s)
+            done(s)
+
+    def _run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
+        """``run_async`` when set (live), else ``work`` and ``done`` at once."""
+        (self.run_async or run_now)(work, done)
 
     def _binding_done(
         self,

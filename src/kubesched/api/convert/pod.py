@@ -4,6 +4,7 @@ limits, pod-level requests, host-network ports, the default scheduler name."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -223,14 +224,37 @@ def _pod_condition(raw: Raw, path: str) -> PodCondition:
     )
 
 
-def convert_pod(raw: Raw) -> tuple[Pod, int | None, str | None]:
+def pod_spec_reusing(value: Any, previous: tuple[Any, SpecFields] | None) -> SpecFields:
+    """``pod_spec(value, "spec")``, or ``previous``'s fields (with this ``nodeName``)
+    when ``previous`` = (an earlier raw spec, its fields) equals ``value`` but for
+    ``nodeName``: a watch's update of a pod (bound, status) rarely changes its spec,
+    and the same ``PodSpec`` object keeps what the scheduler derived from it."""
+    if previous is not None and isinstance(value, dict):
+        old, fields = previous
+        node = value.get("nodeName", "")
+        if old is value or old == value:
+            return fields
+        if (
+            isinstance(old, dict)
+            and isinstance(node, str)
+            and len(old) in (len(value), len(value) - 1)
+        ):
+            rest = {k: v for k, v in value.items() if k != "nodeName"}
+            if rest == {k: v for k, v in old.items() if k != "nodeName"}:
+                return dataclasses.replace(fields, node_name=node)
+    return pod_spec(value, "spec")
+
+
+def convert_pod(raw: Raw, fields: SpecFields | None = None) -> tuple[Pod, int | None, str | None]:
     """A Pod, and its ``spec.priority`` and ``spec.preemptionPolicy`` as written (for
-    admission). ``priority`` is the written value or 0 until admitted."""
+    admission). ``priority`` is the written value or 0 until admitted. ``fields``:
+    the spec already converted (``pod_spec_reusing``)."""
     meta = read_meta(raw, namespaced=True)
     check_dns_subdomain(meta.name, "metadata.name")
     owners = map_list(get_map(raw, "metadata", ""), "ownerReferences", "metadata", owner_reference)
     deletion = opt_time(get_map(raw, "metadata", ""), "deletionTimestamp", "metadata")
-    fields = pod_spec(raw.get("spec"), "spec")
+    if fields is None:
+        fields = pod_spec(raw.get("spec"), "spec")
     if fields.node_name and fields.spec.scheduling_gates:
         raise fail(
             "spec.nodeName",

@@ -8,6 +8,7 @@ import datetime as _dt
 import re
 from typing import Any, Final
 
+from kubesched.api.errors import InputError
 from kubesched.api.messages import child, describe, fail, invalid, quote
 from kubesched.api.quantity import QuantityError, scheduler_amount
 from kubesched.api.reader import INT64_MAX, Raw, as_int, as_map, as_str
@@ -34,14 +35,13 @@ def parse_time(value: Any, path: str) -> Time:
         return seconds * 10**9 + delta.microseconds * 1000
     text = as_str(value, path)
     m = _RFC3339_RE.match(text)
-    bad = f'{quote(text)}: expected an RFC 3339 time such as "2024-01-02T03:04:05Z"'
     if m is None:
-        raise fail(path, bad)
+        raise _bad_time(text, path)
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
     try:
         _dt.datetime(year, month, day, hour, minute, second)
     except ValueError:
-        raise fail(path, bad) from None
+        raise _bad_time(text, path) from None
     secs = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     frac = m.group(7) or ""
     nanos = int((frac + "000000000")[:9])
@@ -50,9 +50,13 @@ def parse_time(value: Any, path: str) -> Time:
         sign = 1 if zone[0] == "+" else -1
         zh, zm = int(zone[1:3]), int(zone[4:6])
         if zh > 23 or zm > 59:
-            raise fail(path, bad)
+            raise _bad_time(text, path)
         secs -= sign * (zh * 3600 + zm * 60)
     return secs * 10**9 + nanos
+
+
+def _bad_time(text: str, path: str) -> InputError:
+    return fail(path, f'{quote(text)}: expected an RFC 3339 time such as "2024-01-02T03:04:05Z"')
 
 
 def opt_time(raw: Raw, key: str, path: str) -> Time | None:

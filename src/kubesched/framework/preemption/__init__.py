@@ -1,25 +1,13 @@
 """PostFilter preemption shared by preemption plugins (upstream pkg/scheduler/framework/preemption).
 
-Modules, in dependency order (each imports only those before it):
+Modules in dependency order: ``victims`` (``Victims``, ``victim_stats``),
+``policy`` (``PreemptionPolicy``, ``VictimOrder``), ``batch``, ``candidates``
+(lists, stop rule, pick), ``executor`` (acting on the choice), ``victim_cache`` /
+``dry_run`` (the batched dry run), ``outcome`` (for explanations), ``evaluator``
+(the flow, R5.1-R5.10).
 
-- ``victims``: a candidate's ``Victims`` and ``victim_stats``, what the
-  default criteria of pickOneNodeForPreemption read (``StatColumns``);
-- ``policy``: the ``PreemptionPolicy`` a plugin supplies, and ``VictimOrder``,
-  DefaultPreemption's victim selection as data;
-- ``batch``: the batched dry run's answers for a batch of rows;
-- ``candidates``: ``Candidate``, the bounded candidate lists and the dry run's
-  stop rule (``DryRun``), the pick;
-- ``executor``: acting on the chosen candidate (DisruptionTarget, delete,
-  clearing nominations; the async preemption bookkeeping);
-- ``victim_cache``, ``dry_run``: the batched dry run (SelectVictimsOnNode for
-  many nodes at once, with a per-row store);
-- ``outcome``: ``PreemptionOutcome``, what one Preempt call saw and chose (for
-  explanations);
-- ``evaluator``: the ``Evaluator`` running the flow (R5.1-R5.10).
-
-Contract: whatever path answers (node by node through the policy, or in
-batches when the policy gives a ``VictimOrder``), the candidates, the chosen
-node, its victims and the random draws are those of the node-by-node path.
+Contract: batched or node by node, the candidates, chosen node, victims and
+random draws are those of the node-by-node path.
 """
 
 from kubesched.framework.preemption.candidates import Candidate, CandidateList, CandidateSet

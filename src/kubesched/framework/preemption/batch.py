@@ -21,18 +21,11 @@ from kubesched.framework.types import PodInfo
 
 
 class VictimBatch:
-    """SelectVictimsOnNode's answers for a batch of rows (index ``i`` = ``rows[i]``).
-
-    ``candidate[i]``: success with at least one victim; ``violating[i]``: a
-    candidate some of whose victims violate a PDB; a non-candidate's status is
-    ``statuses[fail_index[i]]``. Rows that passed the "all victims removed"
-    check are numbered by ``pos`` (-1: did not) in ``slots`` (``slots[j, k]``:
-    the j-th potential victim of the k-th such row stays a victim — slot-major,
-    so that per-row reductions run along axis 0, which numpy does much faster
-    for a few slots), ``entries`` (their ordered potential victims) and
-    ``n_violating`` (how many of those come first as PDB-violating).
-    ``stats`` (when not None: ``victim_stats`` columns) promises that the victim
-    order and the criteria are the defaults."""
+    """SelectVictimsOnNode's answers for ``rows``: ``candidate[i]`` (success with a
+    victim), ``violating[i]``, else ``statuses[fail_index[i]]``. Rows passing with
+    every victim removed are numbered by ``pos`` (-1: not) into ``slots``
+    (slot-major: ``slots[j, k]`` victim j of the k-th stays one), ``entries`` and
+    ``n_violating``. ``stats`` not None: default order and criteria."""
 
     __slots__ = (
         "_entries",
@@ -91,9 +84,8 @@ class VictimBatch:
         return [Victims(self._pods(k), self._num_violations[k]) for k in ks.tolist()]
 
     def stats(self, positions: IntArray) -> StatColumns | None:
-        """``victim_stats`` columns of the candidates at ``positions`` (None unless the
-        victim order and the criteria are the defaults); may be views of the
-        batch's own columns: never write into them."""
+        """``victim_stats`` columns of the candidates at ``positions`` (None unless
+        defaults apply); maybe views: never write."""
         if self._stats is None:
             return None
         ks = self.pos[positions]

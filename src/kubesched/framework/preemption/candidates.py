@@ -1,18 +1,12 @@
 """A dry run's candidates: the bounded lists, the stop rule, and the pick.
 
-Upstream: pkg/scheduler/framework/preemption (candidate.go; candidateList and
-the stop rule of DryRunPreemption; SelectCandidate / pickOneNodeForPreemption).
-The dry run visits nodes from a random offset and keeps candidates in two
-bounded lists (non-violating, violating); it stops once there is a
-non-violating candidate and ``num_candidates`` in all (``DryRun``, fed node by
-node or batch by batch in visiting order, with the same result). Candidates
-from batches stay positions in their batch (``CandidateSet``) until asked for.
-
-The pick (R5.8) is one narrowing over a criteria matrix (``pick``): the
-default criteria come from ``victim_stats`` columns (``default_criteria``:
-a batch's, or computed from victim lists), custom ones are the policy's
-``ordered_score_funcs``; a final tie is broken by the seeded random source
-(upstream returns the first of a Go map's random order).
+Upstream candidate.go (candidateList), DryRunPreemption's stop rule,
+SelectCandidate / pickOneNodeForPreemption. ``DryRun`` keeps two bounded lists
+(non-violating, violating) and stops once there is a non-violating candidate and
+``num_candidates`` in all, fed node by node or batch by batch alike. ``pick``
+narrows over a criteria matrix (default criteria from ``victim_stats`` columns, or
+the policy's ``ordered_score_funcs``); a final tie goes to the seeded random
+source (upstream: a Go map's order).
 """
 
 from __future__ import annotations
@@ -44,10 +38,8 @@ class Candidate:
 
 
 class CandidateList:
-    """A bounded candidate list (upstream candidateList with its atomic index):
-    keeps the first ``capacity`` candidates, further adds are dropped but
-    counted. Kept candidates are Candidate objects or positions of a
-    VictimBatch (``parts``), built on demand."""
+    """Upstream candidateList: the first ``capacity`` candidates (Candidates or
+    VictimBatch positions), later adds dropped but counted."""
 
     __slots__ = ("added", "capacity", "parts")
 
@@ -73,9 +65,7 @@ class CandidateList:
 
 
 class CandidateSet:
-    """A dry run's candidates in upstream's order (non-violating, then violating),
-    built as Candidate objects only when asked for (``names``: the table's, for
-    the parts that are batch positions)."""
+    """A dry run's candidates, non-violating first, built only when asked for."""
 
     __slots__ = ("_built", "_names", "_parts", "_size")
 
@@ -250,13 +240,10 @@ class Row(Protocol):
 
 
 def pick(n: int, criteria: Iterable[Row], randrange: Callable[[int], int]) -> int:
-    """The one pick (upstream pickOneNodeForPreemption's narrowing) over a criteria
-    matrix: candidates ``0..n-1`` (n >= 1) are narrowed criterion by criterion to
-    those with the best score (scores below ``MIN_INT64`` never are, as upstream's
-    int64 start value); one left wins at once, several left at the end are decided
-    by one ``randrange(len(left))``. A criterion's scores are read only for the
-    candidates still in (score functions run exactly where upstream's do; a list
-    row holds exactly n scores); scores are Python ints, so nothing overflows."""
+    """pickOneNodeForPreemption's narrowing of candidates ``0..n-1`` (n >= 1)
+    criterion by criterion to the best score (below ``MIN_INT64`` never best); one
+    left wins at once, a final tie is one ``randrange(len(left))``. Scores are read
+    only for candidates still in (score functions run where upstream's do)."""
     left: Sequence[int] = range(n)
     for row in criteria:
         scores: list[int]
@@ -276,9 +263,8 @@ def pick(n: int, criteria: Iterable[Row], randrange: Callable[[int], int]) -> in
 
 
 def default_criteria(columns: StatColumns, now: Time) -> list[Row]:
-    """The criteria matrix of pickOneNodeForPreemption's default criteria (higher
-    wins) from ``victim_stats`` columns; a victim without start time counts as
-    started ``now``."""
+    """pickOneNodeForPreemption's default criteria (higher wins) from ``victim_stats``
+    columns; no start time counts as ``now``."""
     nviol, high, total, count, earliest, known, unset = columns
     latest = np.where(known, earliest, MIN_INT64)
     if unset.any():

@@ -1,37 +1,22 @@
 """The batched dry run: DefaultPreemption's SelectVictimsOnNode for many nodes at once.
 
-The Evaluator runs it when the policy's victim selection is DefaultPreemption's
-(``PreemptionPolicy.victim_order`` gives the ``VictimOrder`` to follow) and
-the filters allow it: every active filter is static (its answer does not
-depend on the pods of a node) but one resource filter (NodeResourcesFit,
-``resources.ResourceFilterPlugin``), and no active PreFilter plugin keeps
-AddPod/RemovePod state. Victim selection on a node then only depends on the
-node's summed requests. For a batch of rows:
+Used when the policy's victim selection is DefaultPreemption's (a ``VictimOrder``),
+every active filter but one resource filter (``resources.ResourceFilterPlugin``) is
+static and no active PreFilter keeps AddPod/RemovePod state: victim selection then
+depends on a node's summed requests alone. For a batch of rows:
 
-1. each node's potential victims (lower priority and allowed by the order, in
-   NodeInfo order) are sorted by importance and split by PDB exactly as the
-   per-node path does (``victim_cache.py``);
-2. all of them come off the node's requests, the nominated pods of equal or
-   higher priority go on (the first pass of filtering with nominated pods —
-   the second pass cannot fail where the first passed, because these
-   filters only get stricter as pods are added);
-3. one what-if filter call answers "does it fit without any victim?" for the
-   whole batch (failing nodes keep their exact status);
-4. victims are reprieved slot by slot on the resource plan alone
-   (``ResourceFit.reprieve``): slot ``j`` adds the j-th victim of every node
-   back (static filters passed in step 3 already).
+1. each node's potential victims, sorted and split by PDB as the per-node path
+   does (``victim_cache.py``);
+2. all of them come off the requests, the nominated pods of >= priority go on
+   (the second nominated pass cannot fail where the first passed: these filters
+   only get stricter as pods are added);
+3. one what-if call answers "fits without any victim?" (failing rows keep their
+   exact status);
+4. victims are reprieved slot by slot on the plan alone (``ResourceFit.reprieve``).
 
-The runtime ``Framework`` (the only ``Handle`` there is) offers what this
-needs beyond ``Handle`` (``WhatIfRuntime``, declared here rather than probed
-by name; checked once per Evaluator, as ``isinstance`` on a
-``runtime_checkable`` Protocol costs tens of microseconds); with another
-handle the per-node path runs.
-
-Every row's step 1 and, where it may be kept, its whole answer live in
-``VictimCache``: a batch computes only the rows whose answer went stale
-(``VictimBatcher._answer``). Victim lists are built only for the rows the
-Evaluator asks about (``VictimBatch.victims``). The per-node path remains the
-reference; tests compare both on random clusters.
+It needs the runtime ``Framework``'s ``WhatIfRuntime`` (checked once per
+Evaluator); with another handle the per-node path, the reference, runs. Rows whose
+answer is kept in ``VictimCache`` are read, not recomputed.
 """
 
 from __future__ import annotations
@@ -70,20 +55,14 @@ class WhatIfRuntime(Protocol):
         ...
 
     def what_if_spec_determined(self, state: CycleState, pod: PodInfo) -> bool:
-        """``Handle.run_filter_what_if``'s answers for this cycle are a function of
-        the pod's spec, the skipped plugins, the nodes' own state and the rows and
-        requests asked about alone (they may be kept across dry runs)."""
+        """``run_filter_what_if``'s answers may be kept across dry runs (see
+        ``Filtering.what_if_spec_determined``)."""
         ...
 
 
 class VictimBatcher:
-    """Answers batches of rows for one preemptor in one dry run (``__call__``).
-
-    Built by ``VictimBatcher.of`` only when the only active filter that depends on
-    a node's pods is a resource filter (``resources.ResourceFilterPlugin``): its
-    evaluator reprieves on the plan alone (``ResourceFit.reprieve``); static
-    filters need no asking, every row reprieved on passed them in step 3.
-    Otherwise the per-node path reprieves through the framework."""
+    """Answers batches of rows for one preemptor in one dry run (``__call__``); built
+    by ``of`` only when the filters allow it (module docstring)."""
 
     def __init__(
         self,
@@ -172,12 +151,8 @@ class VictimBatcher:
         return cache.batch(rows, self._key)
 
     def _answer(self, rows: IntArray, nominated: IntArray | None) -> bool:
-        """``_run`` for the stale rows of a batch, straight into the kept answers,
-        element by element where ``_run`` builds batch arrays (usually a row or
-        two: numpy's per-call cost would dominate): the same what-if call for
-        "every victim removed" (one row: its Python form), the resource filter's
-        reprieve, the victims' stats. False when the filters cannot answer (as
-        ``_run``)."""
+        """``_run`` for a batch's stale rows (usually one or two: plain Python), straight
+        into the kept answers; False when the filters cannot answer."""
         cache = self.cache
         counts = cache.count.take(rows).tolist()
         h = self._handle
@@ -248,9 +223,8 @@ class VictimBatcher:
         return True
 
     def _entries(self, rows: IntArray) -> _Restart | bool:
-        """Bring the cache up to date for ``rows``; True when every entry may be
-        kept (``VictimCache.valid``), False when some depends on more than the row
-        and the preemptor's priority."""
+        """Bring the cache up to date for ``rows``; True when every entry may be kept
+        (``VictimCache.valid``)."""
         pod = self._pod
         table = self._handle.table
         cache = self.cache
@@ -280,9 +254,8 @@ class VictimBatcher:
         return all_kept
 
     def _nominated(self) -> _Restart | IntArray | None:
-        """The summed requests of the nominated pods that count, as a dense
-        (capacity, width) matrix over table slots (None: there are none); built
-        once per preemptor and table layout (batches then add it with one gather)."""
+        """The counting nominated pods' summed requests as a (capacity, width) matrix
+        (None: none), built once per preemptor and table layout."""
         h = self._handle
         table = h.table
         if self._load is None or self._load[0] != table.layout_generation:

@@ -1,32 +1,16 @@
 """The preemption Evaluator: the shared flow of PostFilter preemption plugins.
 
-Upstream: pkg/scheduler/framework/preemption (preemption.go). A preemption
-plugin supplies the policy through the ``PreemptionPolicy`` protocol (which
-pods may be victims, how victims are chosen on one node, who is more
-important); the Evaluator runs the flow of the upstream-behaviour spec §5:
+Upstream pkg/scheduler/framework/preemption (preemption.go); the plugin supplies a
+``PreemptionPolicy``. The flow (spec §5): re-read the preemptor and check it may
+preempt (R5.1); potential nodes are those exactly Unschedulable (R5.2); a seeded
+random offset and a bounded number of candidates (R5.3); the dry run on copies
+with the early stop (R5.4, ``candidates.DryRun``); pick the best (R5.8); act on it
+(``executor.py``, R5.9-R5.10). Nodes are visited sequentially (parallelism 1), in
+snapshot order, the final tie broken by the seeded random source.
 
-1. re-read the preemptor; check it may preempt (R5.1);
-2. potential nodes = nodes whose filter status is exactly Unschedulable (R5.2);
-3. a seeded random offset and a bounded number of candidates (R5.3);
-4. a dry run on copies of each node's NodeInfo and the CycleState, with two
-   bounded candidate lists and the early stop (R5.4, ``candidates.DryRun``);
-5. pick the best candidate (R5.8);
-6. act on it (``executor.py``): mark and delete the victims, clear
-   lower-priority nominations (R5.9), return the nominated node (R5.10).
-
-kubesched visits nodes sequentially (upstream's result with parallelism 1),
-lists potential nodes in snapshot order where upstream iterates a Go map, and
-breaks the final tie between equally good candidates with the seeded random
-source.
-
-Speed: when the policy's victim selection is DefaultPreemption's
-(``PreemptionPolicy.victim_order``) and the filters allow it, the dry run
-answers batches of table rows at once (``dry_run.VictimBatcher``); batches
-grow from the candidate rate seen so far, and the stop rule is applied row by
-row on their answers, so the result is the node-by-node one. Candidates from
-batches stay positions in their batch (``CandidateSet``) and are picked from
-``victim_stats`` columns when the default criteria apply: only the chosen
-candidate's victim list is built.
+With DefaultPreemption's victim selection the dry run answers batches of rows
+(``dry_run.VictimBatcher``), the stop rule applied row by row, so the result is
+the node-by-node one; only the chosen candidate's victim list is built.
 """
 
 from __future__ import annotations
@@ -160,11 +144,7 @@ class Evaluator(Executor):
         num_candidates: int,
     ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
         """Visit nodes from ``offset`` (wrapping) on copies; stop once there is a
-        non-violating candidate and ``num_candidates`` candidates in all.
-
-        With a ``victim_order`` the dry run evaluates batches of nodes at once (each
-        node's answer is independent of the others, so batching only changes how
-        much work runs past the stop point, never the result)."""
+        non-violating candidate and ``num_candidates`` in all."""
         row_of = self.handle.table.row_of
         rows = np.array([row_of[n.name] for n in potential], dtype=np.int64)
         candidates, statuses, errs = self._dry_run(state, pod, rows, pdbs, offset, num_candidates)
@@ -189,9 +169,8 @@ class Evaluator(Executor):
         size = 0
         while i < n and not run.done:
             if batcher is not None:
-                # The first batch holds the fewest nodes that could end the run; later
-                # ones grow (at least double) from the candidate rate so far, so that
-                # a run that must go far takes a few batches, not one per candidate.
+                # The first batch holds the fewest nodes that could end the run;
+                # later ones grow (at least double) from the candidate rate so far.
                 need = max(num_candidates - run.size(), 1)
                 if size:
                     found = run.size()
@@ -221,10 +200,8 @@ class Evaluator(Executor):
 
     # ------------------------------------------------------------------ choice
     def select_candidate(self, candidates: CandidateSet | Sequence[Candidate]) -> Candidate | None:
-        """SelectCandidate (R5.8): one left wins; else ``pick`` on the criteria: the
-        candidates' stats columns when every one has them (the default criteria
-        apply: only the chosen candidate is built), else the policy's
-        ``ordered_score_funcs`` or the default criteria on the victim lists."""
+        """SelectCandidate (R5.8): ``pick`` on the stats columns (default criteria) or
+        the policy's ``ordered_score_funcs``."""
         if not isinstance(candidates, CandidateSet):
             candidates = CandidateSet((), candidates)
         n = len(candidates)
@@ -242,9 +219,7 @@ class Evaluator(Executor):
     def _victim_batcher(
         self, state: CycleState, pod: PodInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> VictimBatcher | None:
-        """SelectVictimsOnNode for batches of rows at once (same answers), or None
-        when the policy selects victims its own way or the active filters need the
-        per-node path."""
+        """SelectVictimsOnNode for batches of rows, or None (per-node path)."""
         order = self.policy.victim_order()
         if order is None or not self.handle.what_if_supported(state, pod):
             return None

@@ -33,17 +33,13 @@ class Executor:
         self.last_victims_pending: dict[str, tuple[str, str, str]] = {}
 
     def prepare_candidate(self, c: Candidate, preemptor: PodInfo) -> Status:
-        """Mark and delete the victims, clear lower-priority nominations.
-
-        Sync path (``SchedulerAsyncPreemption`` off): every victim not already
-        terminating is preempted, then lower-priority nominations on the node
-        are cleared. Async path (default since v1.33): victims already
-        terminating are dropped first and, if none remain, nothing happens at
-        all (nominations stay); otherwise nominations are cleared, then the
-        victims are preempted. kubesched's cluster calls complete at once, so
-        the async goroutine's work is done here, before the cycle ends; its
-        results reach the scheduler as watch events after the cycle either way.
-        """
+        """Sync (``SchedulerAsyncPreemption`` off): preempt every victim not already
+        terminating, then clear lower-priority nominations on the node. Async
+        (default): drop terminating victims; none left: nothing happens; else
+        clear nominations, then preempt, in upstream's goroutine
+        (``handle.run_async``: the simulator runs it at once, live mode on another
+        thread, the preemptor staying in ``preempting`` until it is done). Its
+        results arrive as watch events either way."""
         h = self.handle
         pods = c.victims.pods
         h.recorder.preemption(
@@ -66,9 +62,10 @@ class Executor:
         h.metrics.preemption_victims(len(pods))
         uid = preemptor.pod.uid
         self.preempting.add(uid)
-        failed = False
-        try:
-            failed = not self._clear_lower_priority_nominations(preemptor, c.name)
+        lower = self._lower_priority_nominated(preemptor, c.name)
+
+        def work() -> Status:  # upstream's goroutine
+            failed = not self._clear_nominations(lower)
             victim_failed = False
             for v in remaining[:-1]:
                 victim_failed |= self.preempt_pod(c, preemptor, v) is not None
@@ -78,11 +75,15 @@ class Executor:
                 last = remaining[-1]
                 self.last_victims_pending[uid] = (last.pod.namespace, last.pod.name, last.pod.uid)
                 failed |= self.preempt_pod(c, preemptor, last) is not None
-        finally:
+            return error("preemption failed") if failed else SUCCESS
+
+        def done(s: Status) -> None:
             self.preempting.discard(uid)
             self.last_victims_pending.pop(uid, None)
-        if failed:
-            h.activate([preemptor.pod])
+            if not s.is_success():
+                h.activate([preemptor.pod])
+
+        h.run_async(work, done)
         return SUCCESS
 
     def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> Exception | None:
@@ -121,13 +122,25 @@ class Executor:
     def _clear_lower_priority_nominations(self, preemptor: PodInfo, node_name: str) -> bool:
         """Clear ``nominatedNodeName`` of lower-priority pods nominated to the node;
         False if an API call failed (not fatal)."""
-        h = self.handle
+        return self._clear_nominations(self._lower_priority_nominated(preemptor, node_name))
+
+    def _lower_priority_nominated(self, preemptor: PodInfo, node_name: str) -> list[Pod]:
+        """The pods of lower priority than the preemptor nominated to the node
+        (read on the scheduling thread: the nominator is its state)."""
         prio = preemptor.pod.priority
+        return [
+            pi.pod
+            for pi in self.handle.nominator.nominated_pods_for_node(node_name)
+            if pi.pod.priority < prio
+        ]
+
+    def _clear_nominations(self, pods: list[Pod]) -> bool:
+        """Clear the pods' ``nominatedNodeName`` (those the cluster still has
+        nominated); False if an API call failed."""
+        h = self.handle
         ok = True
-        for pi in h.nominator.nominated_pods_for_node(node_name):
-            if pi.pod.priority >= prio:
-                continue
-            current = h.reader.get_pod(pi.pod.namespace, pi.pod.name)
+        for pod in pods:
+            current = h.reader.get_pod(pod.namespace, pod.name)
             if current is None or not current.nominated_node_name:
                 continue
             try:

@@ -1,12 +1,9 @@
 """What a preemption plugin decides: the policy Protocol and the victim order as data.
 
-Upstream: pkg/scheduler/framework/preemption ``Interface`` (the policy the
-Evaluator runs) and DefaultPreemption's ``IsEligiblePod`` / ``MoreImportantPod``
-function fields, which custom builds replace. ``VictimOrder`` carries those
-hooks as data: the per-node ``SelectVictimsOnNode`` of DefaultPreemption and
-the batched dry run (``dry_run.py``) both read it, so they cannot disagree, and
-the batched dry run knows from the data alone (no look at the plugin's class)
-when its fast forms apply: ``None`` hooks mean upstream's defaults.
+Upstream preemption ``Interface`` and DefaultPreemption's ``IsEligiblePod`` /
+``MoreImportantPod`` fields, as data (``VictimOrder``) that the per-node
+``SelectVictimsOnNode`` and the batched dry run both read; ``None`` hooks mean
+upstream's defaults.
 """
 
 from __future__ import annotations
@@ -43,16 +40,10 @@ PdbSplit = Callable[
 
 @dataclass(frozen=True, slots=True)
 class VictimOrder:
-    """How DefaultPreemption's SelectVictimsOnNode chooses victims on a node and how
-    candidates are scored, as data.
-
-    Victims are the pods of strictly lower priority that ``is_eligible_pod``
-    allows (None: all of them), sorted most important first by
-    ``more_important_pod`` (None: higher priority, then earlier start time with
-    an unset one counting as now), split by ``pdb_split`` and reprieved
-    PDB-violating first; candidates are scored by ``ordered_score_funcs`` (None:
-    the five default criteria). ``pdb_split`` is passed in because it is the
-    plugin's (the framework does not import plugins)."""
+    """SelectVictimsOnNode's victims: lower-priority pods ``is_eligible_pod`` allows
+    (None: all), most important first by ``more_important_pod`` (None: priority,
+    then earlier start, unset = now), split by the plugin's ``pdb_split``;
+    candidates scored by ``ordered_score_funcs`` (None: the default criteria)."""
 
     pdb_split: PdbSplit
     is_eligible_pod: EligibleFunc | None = None
@@ -79,9 +70,7 @@ class VictimOrder:
         return eligible is None or eligible(node, victim, preemptor)
 
     def sort_key(self, now: Time) -> Callable[[PodInfo], Any]:
-        """Sort key for "most important first": a plain key for the default order
-        (the same order as its comparator: Python's sort is stable and makes the
-        same comparisons), else the comparator of ``more_important_pod``."""
+        """Sort key for "most important first" (a plain key for the default order)."""
         more = self.more_important_pod
         if more is None:
 
@@ -123,8 +112,6 @@ class PreemptionPolicy(Protocol):
     ) -> list[Callable[[str], int]] | None: ...
 
     def victim_order(self) -> VictimOrder | None:
-        """The data ``select_victims_on_node`` and ``ordered_score_funcs`` follow,
-        when they are DefaultPreemption's algorithm (the Evaluator may then
-        answer the dry run for batches of nodes, ``dry_run.py``); None when the
-        policy selects victims its own way (the dry run visits node by node)."""
+        """The data DefaultPreemption's algorithm follows (batched dry run); None when
+        the policy selects victims its own way."""
         ...

@@ -1,31 +1,18 @@
 """The batched dry run's per-row store (``dry_run.py``): step 1 and whole answers.
 
-Step 1 on a node: its potential victims — the pods the ``VictimOrder`` allows,
-sorted most important first and split by PDB exactly as the per-node
-SelectVictimsOnNode does — with each victim's request vector and what is left
-of the node's requests without them (``node_victims``). ``VictimCache`` holds
-every row's step 1 in arrays; an entry is kept (``valid``) when it cannot
-depend on anything but the row and the preemptor's priority (default
-eligibility and ordering, no PDB, every potential victim with a start time),
-until the table logs a change of its row (every NodeInfo change is mirrored
-there); a batch gathers its rows with fancy indexing and only rows whose node
-changed run this Python.
+Step 1 on a node (``node_victims``): the potential victims the ``VictimOrder``
+allows, sorted and split by PDB as the per-node SelectVictimsOnNode does, their
+request vectors and the node's requests without them. ``VictimCache`` keeps a
+row's step 1 (``valid``) when it depends on the row and the preemptor's priority
+alone (default policy, no PDB, every victim with a start time) until the table
+logs a change of the row.
 
-On top of a kept entry, and with filters whose what-if answers are a function
-of the pod's spec alone (``Framework.what_if_spec_determined``), the row's
-whole answer of ``SelectVictimsOnNode`` is kept too (``answered``). It depends
-on nothing but:
-
-- the row's pods: storing a fresh entry drops the row's answer (``store``);
-- the preemptor's spec, priority, framework and skipped filters, and the nodes'
-  own state (``NodeTable.node_generation``): the key of all answers (``use``);
-- the summed requests of the nominated pods that count on the row: kept with
-  the answer and compared (``stale``).
-
-A burst of identical preemptors (upstream's PreemptionBasic) changes a node or
-two per dry run, while each dry run visits a hundred nodes or more: the
-batcher computes the rows whose answer is stale and reads the others from
-here (``batch``), which gives exactly the batch it would have computed.
+With spec-determined what-if answers (``Framework.what_if_spec_determined``) the
+row's whole SelectVictimsOnNode answer is kept too (``answered``): it depends only
+on the row's pods (``store`` drops it), the key of all answers (preemptor spec,
+priority, framework, skipped filters, ``NodeTable.node_generation``; ``use``) and
+the row's counting nominated load (compared, ``stale``). A burst of identical
+preemptors thus recomputes only the rows that changed.
 """
 
 from __future__ import annotations
@@ -66,20 +53,13 @@ class NodeVictims(NamedTuple):
 
 
 class VictimCache(RowEntry):
-    """Every row's step 1 and kept answer, as arrays, for one Evaluator.
-
-    Step 1 of row ``r`` (stored by ``store``): ``count[r]`` potential victims
-    (0: none), ``ordered[r]`` the PodInfos (the first ``n_violating[r]`` violate
-    a PDB), ``base[r]`` the requests left without them, ``requests[r, j]`` the
-    j-th one's request vector, ``victim_priority``, ``victim_start`` and
-    ``victim_known`` its priority and start time (known or not); slots past
-    the count hold zero requests. It may be reused for a preemptor of priority
-    ``p`` when ``valid[r]`` and ``priority[r] == p``.
-
-    The kept answer of row ``r`` (for ``key``): ``answered[r]``, for nominated
-    load ``nominated[r]``; ``candidate[r]``, else ``status[r]`` indexes
-    ``statuses``; a candidate's victims are the slots set in ``slots[r]`` and
-    ``stats`` its ``victim_stats`` columns."""
+    """Every row's step 1 and kept answer, as arrays, for one Evaluator. Step 1 of
+    row ``r``: ``count[r]`` victims ``ordered[r]`` (first ``n_violating[r]`` violate
+    a PDB), ``base[r]``, ``requests[r, j]`` (zero past the count) and the victims'
+    priority / start columns; reusable for priority ``p`` when ``valid[r]`` and
+    ``priority[r] == p``. Kept answer (for ``key``): ``answered[r]`` at load
+    ``nominated[r]``; ``candidate[r]`` with victim ``slots[r]`` and ``stats``, else
+    ``statuses[status[r]]``."""
 
     def __init__(self) -> None:
         self._rows: RowAnswers[VictimCache] = RowAnswers("victims", 1)
@@ -253,11 +233,8 @@ def node_victims(
     key: Callable[[PodInfo], Any],
     defaults: bool,
 ) -> NodeVictims | None:
-    """Step 1 on one node: its potential victims (``order``; ``defaults``: its
-    default policy, every pod of lower priority) sorted by ``key``, split by PDB,
-    with their request vectors and what is left of the node's requests without
-    them (None: no potential victim). The caller checks that the table's layout
-    did not change meanwhile (a new resource column)."""
+    """Step 1 on one node (None: no potential victim; ``defaults``: the default
+    policy). The caller checks the table's layout did not change meanwhile."""
     prio = pod.pod.priority
     if defaults:
         potential = [q for q in node.pods if q.pod.priority < prio]

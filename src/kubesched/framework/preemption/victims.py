@@ -1,13 +1,10 @@
 """Victims of a preemption candidate and what pickOneNodeForPreemption reads of them.
 
-Upstream: pkg/scheduler/framework/preemption (GetEarliestPodStartTime, the
-criteria of pickOneNodeForPreemption). The five default criteria, in order:
-fewest PDB violations, lowest priority of the first (highest-priority) victim,
-lowest sum of victim priorities (each + 2^31), fewest victims, latest earliest
-start time among the highest-priority victims. ``victim_stats`` is the one
-place that reads them off victims, as columns (``StatColumns``): of one
-candidate (the per-node path) or of many (a batched dry run); the pick
-(``candidates.pick``) reads nothing else.
+pickOneNodeForPreemption's default criteria, in order: fewest PDB violations,
+lowest priority of the first (highest) victim, lowest sum of priorities (each +
+2^31), fewest victims, latest earliest start time among the highest-priority
+victims (GetEarliestPodStartTime). ``victim_stats`` alone reads them off victims,
+as columns ``candidates.pick`` reads.
 """
 
 from __future__ import annotations
@@ -34,20 +31,14 @@ StatColumns = tuple[
     BoolArray,
     BoolArray,
 ]
-"""What pickOneNodeForPreemption's default criteria read of candidates' victims,
-one entry per candidate: PDB violations, priority of the first victim (the
-highest), sum of priorities each + 2^31, number of victims, earliest known
-start time among the highest-priority victims (valid where the next is True),
-whether one of those has a known start time, whether one of those has none
-("now" at picking time). int64 arrays, or object arrays of Python ints when a
-value does not fit int64."""
+"""Per candidate: violations, first victim's priority, priority sum, count,
+earliest known start among the highest-priority victims, whether one has a known
+start, whether one has none ("now"). int64, or object arrays past int64."""
 
 
 class Victims:
-    """The victims on one node and how many of them violate a PDB.
-
-    A batched dry run hands ``make`` (building ``pods`` on first use), so that
-    candidates that are not picked never build their lists."""
+    """The victims on one node and how many violate a PDB (``make`` builds ``pods``
+    on first use)."""
 
     __slots__ = ("_make", "_pods", "num_pdb_violations")
 
@@ -89,13 +80,10 @@ def victim_stats(
     *,
     first_is_highest: bool = True,
 ) -> StatColumns:
-    """``StatColumns`` of each row's victims, all arrays slot-major:
-    ``slots[j, i]`` says the j-th potential victim of row i is a victim;
-    ``priority``, ``start`` and ``known`` (it has a start time) describe it; the
-    first ``n_violating[i]`` potential victims violate a PDB (None: none does).
-    ``first_is_highest``: the victims are sorted by the default order, so the
-    first has the highest priority (else the first set slot is the first
-    victim, as upstream reads ``Pods[0]``)."""
+    """``StatColumns`` of each row's victims, arrays slot-major: ``slots[j, i]`` the
+    j-th potential victim of row i is one, with ``priority`` / ``start`` /
+    ``known``; the first ``n_violating[i]`` violate a PDB (None: none).
+    ``first_is_highest``: default order (else the first set slot is ``Pods[0]``)."""
     n, rows = slots.shape
     low, high_end = (_INT64_MIN, _INT64_MAX) if priority.dtype != object else _UNBOUNDED
     if n_violating is None:
@@ -124,9 +112,7 @@ def victim_stats(
 
 
 def victim_stats_of(victims: Sequence[Victims]) -> StatColumns:
-    """``victim_stats`` of victim lists in their own order (the per-node path):
-    one column each; object columns when a priority or start time does not fit
-    int64."""
+    """``victim_stats`` of victim lists (the per-node path)."""
     longest = max((len(v.pods) for v in victims), default=0)
     k = len(victims)
     prio: list[list[int]] = [[0] * k for _ in range(longest)]

@@ -1,26 +1,20 @@
 """DefaultPreemption: the PostFilter plugin that preempts lower-priority pods.
 
-Upstream: pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go.
-The flow lives in ``kubesched.framework.preemption.Evaluator``; this plugin
-supplies the default policy (R5.1, R5.3, R5.5, R5.6 of the spec):
+Upstream defaultpreemption/default_preemption.go; the flow is
+``framework.preemption.Evaluator``, this plugin is the default policy (R5.1,
+R5.3, R5.5, R5.6):
 
-- a pod with ``preemptionPolicy: Never`` never preempts; a pod whose
-  nominated node still holds a victim terminating *by preemption* waits
-  (unless that node became UnschedulableAndUnresolvable);
-- victims are pods of strictly lower priority, sorted most important first;
-  custom builds change who may be a victim and the importance order (upstream's
-  ``IsEligiblePod`` / ``MoreImportantPod`` fields) by returning another
-  ``VictimOrder`` from ``victim_order`` — data that this per-node path and the
-  Evaluator's batched dry run both follow;
-- on one node: remove every potential victim, check the preemptor fits (with
-  nominated pods), then reprieve as many as possible — PDB-violating ones
-  first, each group from the most important — counting the violating victims;
-- ``min_candidate_nodes_percentage`` / ``_absolute`` bound the candidates;
-  the offset into the potential nodes is drawn from the seeded random source.
+- ``preemptionPolicy: Never`` never preempts; a pod whose nominated node still
+  holds a victim terminating by preemption waits (unless that node became
+  UnschedulableAndUnresolvable);
+- victims: strictly lower priority, most important first (``victim_order``);
+- on one node: remove every potential victim, check the fit (with nominated
+  pods), reprieve PDB-violating ones first, each group most important first;
+- ``min_candidate_nodes_percentage`` / ``_absolute`` bound the candidates, the
+  offset comes from the seeded random source.
 
-``PreEnqueue`` keeps a preemptor out of activeQ while its asynchronous
-preemption is in flight (never observable in the simulator, where cluster
-calls complete at once, but kept for live mode).
+``PreEnqueue`` holds a preemptor while its asynchronous preemption is in flight
+(live mode).
 """
 
 from __future__ import annotations
@@ -141,9 +135,8 @@ class DefaultPreemption:
         return True, ""
 
     def victim_order(self) -> VictimOrder:
-        """Who may be a victim and in which order (upstream's ``IsEligiblePod`` and
-        ``MoreImportantPod`` fields, here data): the defaults. A custom build
-        returns other data; the per-node path and the batched dry run follow it."""
+        """Who may be a victim and in which order (upstream ``IsEligiblePod`` /
+        ``MoreImportantPod``, as data both dry-run paths follow): the defaults."""
         return DEFAULT_VICTIM_ORDER
 
     def offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:

@@ -2,11 +2,8 @@
 ``scoreMap``), with helpers that fill them from per-row pod counts and read
 them back as vectors over a NodeTable.
 
-Upstream keys a Go map by ``topologyPair{key, value}`` and deletes an entry
-when an update brings it to zero, so ``len(map)`` counts the pairs with a
-non-zero count. :class:`TopologyCounts` keeps the same semantics in a
-two-level dict (key -> value -> count), which lets the vector paths read one
-topology key's counts as an array indexed by the table's label codes.
+:class:`TopologyCounts` is upstream's map by ``topologyPair`` (zero entries
+deleted) as key -> value -> count, so one key's counts read as an array.
 """
 
 from __future__ import annotations
@@ -117,11 +114,8 @@ def per_row(counts: TopologyCounts, key: str, table: NodeTable) -> tuple[IntArra
 def values_from_rows(
     table: NodeTable, key: str, rows: IntArray, counts: IntArray
 ) -> tuple[dict[str, int], bool]:
-    """Sum per-row pod ``counts`` into the rows' values of label ``key``.
-
-    Returns (value -> summed count, only non-zero sums; whether any row had the
-    label). Rows without the label contribute nothing, as upstream skips nodes
-    without the topology key."""
+    """Sum per-row ``counts`` per value of label ``key``: (non-zero sums, whether any
+    row had the label); rows without it contribute nothing."""
     if len(rows) == 0:
         return {}, False
     col = table.label(key)

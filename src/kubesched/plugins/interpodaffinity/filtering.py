@@ -1,39 +1,22 @@
 """InterPodAffinity PreFilter, its AddPod / RemovePod extensions, and the exact Filter
 (upstream interpodaffinity/filtering.go, v1.36).
 
-PreFilter computes three counts keyed by topology pair (key, value):
+PreFilter counts per topology pair (key, value): ``existing_anti`` (existing
+pods' required anti-affinity terms matching the pod, at the term's key on their
+node), ``affinity`` (pods matching *all* the pod's required affinity terms, once
+per term) and ``anti`` (pods matching each required anti-affinity term). Skip
+when the pod has no required terms and no existing anti-affinity matches it;
+UnschedulableAndUnresolvable ``parsing pod: ...`` on unparsable terms.
 
-- ``existing_anti``: existing pods whose *required anti-affinity* terms match
-  the incoming pod, counted once per matching term, at the value of the term's
-  topology key on the existing pod's node;
-- ``affinity``: existing pods that match *all* the incoming pod's required
-  affinity terms, counted once per term at that term's key;
-- ``anti``: existing pods matching each incoming required anti-affinity term.
-
-It returns Skip when the pod has no required (anti-)affinity terms and no
-existing pod's anti-affinity matches it; UnschedulableAndUnresolvable
-``parsing pod: ...`` when the pod's terms do not parse; Success otherwise.
-
-Filter (legal codes: Success, Unschedulable, UnschedulableAndUnresolvable,
-Error) checks, in order, with upstream's reasons:
-
-1. affinity: every term's topology key is on the node and each term has a
-   matching pod in the node's domain -- except that when *no* pod anywhere
-   matches and the pod matches its own terms, any node carrying all the keys
-   passes (the first pod of a group) -> UnschedulableAndUnresolvable
-   ``ERR_REASON_AFFINITY_RULES_NOT_MATCH``;
-2. anti-affinity: no term's domain (on nodes carrying the key) holds a
-   matching pod -> Unschedulable ``ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH``;
-3. existing pods' anti-affinity: no label pair of the node has a positive
-   ``existing_anti`` count -> Unschedulable
-   ``ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH``.
-
-Without PreFilter state Filter, AddPod and RemovePod return Error
-``error reading "PreFilterInterPodAffinity" from cycleState: not found``.
-
-Anti-affinity rejections are Unschedulable, so preemption may remove the
-offending pods (spec R5.2.3); AddPod / RemovePod keep the counts exact for the
-dry run on a cloned state.
+Filter, in order: (1) affinity — every term's key on the node and a matching pod
+in each term's domain, unless no pod anywhere matches and the pod matches its own
+terms -> UnschedulableAndUnresolvable ``ERR_REASON_AFFINITY_RULES_NOT_MATCH``;
+(2) anti-affinity -> Unschedulable ``ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH``;
+(3) existing pods' anti-affinity -> Unschedulable
+``ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH`` (so preemption may remove
+them; AddPod / RemovePod keep the counts exact). Without PreFilter state Filter,
+AddPod and RemovePod return Error ``error reading "PreFilterInterPodAffinity"
+from cycleState: not found``.
 """
 
 from __future__ import annotations
@@ -79,9 +62,7 @@ NO_STATE: Final = error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState
 
 
 class PreFilterState:
-    """What PreFilter computed for one pod; AddPod / RemovePod update the counts.
-
-    ``clone`` copies the counts and shares the rest (immutable for the cycle)."""
+    """What PreFilter computed; ``clone`` copies the counts, shares the rest."""
 
     __slots__ = (
         "affinity",
@@ -166,19 +147,13 @@ def read_state(state: CycleState) -> PreFilterState | None:
 def compute_pre_filter(
     index: PodIndex | None, table: NodeTable, pod: Pod, resolver: NamespaceResolver
 ) -> tuple[PreFilterState | None, Status | None]:
-    """(state, None) on success; (None, status) for Skip or a parse failure
-    (UnschedulableAndUnresolvable ``parsing pod: ...``).
-
-    With ``index`` the counts come from its groups (vectorised); with None they
-    come from the per-node code below, pod by pod as upstream (``per_node``).
-    Both give equal counts."""
+    """(state, None) on success; (None, status) for Skip or a parse failure. Counts
+    from ``index`` (vectorised) or, with None, per node as upstream: equal."""
     terms = pod_terms(pod)
     if terms.errors:
         return None, unresolvable(f"parsing pod: {terms.error_message()}")
     if not terms.has_required and table.affinity_pods == 0:
-        # No existing pod has anti-affinity terms (none has any terms), so the
-        # existing counts are empty (upstream's HavePodsWithRequiredAntiAffinity
-        # list is empty): Skip without reading any pod.
+        # No existing pod has any terms: Skip without reading a pod.
         return None, SKIP
     ns_labels = resolver.labels(pod.namespace) or EMPTY_LABELS
     affinity = TopologyCounts()

@@ -5,11 +5,9 @@ Events: Pod Add | UpdatePodLabel | Delete (``is_schedulable_after_pod_change``)
 and Node Add | UpdateNodeLabel (``is_schedulable_after_node_change``; queueing
 hints are always on in v1.36, so UpdateNodeTaint is not registered).
 
-The v1.36 pod hint includes the fixes merged for v1.36 (kubernetes PRs
-#135325, #135392, #135394); it still matches anti-affinity terms with "all
-terms" (the "any term" fix, #139161, came after v1.36). Terms are matched as
-upstream does here: without unrolling namespace selectors and with empty
-namespace labels (only ``namespaceSelector: {}`` selects other namespaces).
+The pod hint is v1.36's (PRs #135325, #135392, #135394; anti-affinity still
+"all terms", #139161 came later), matching without unrolling namespace selectors
+and with empty namespace labels.
 """
 
 from __future__ import annotations
@@ -102,11 +100,9 @@ def is_schedulable_after_pod_change(pod: Pod, old: EventObject, new: EventObject
 
 
 def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
-    """QUEUE when the added / updated node may let ``pod`` pass InterPodAffinity.
-
-    Affinity: a new node with a term's key, or a node that gained the key or
-    changed its value. Anti-affinity: any new node (nodes without the key pass),
-    or a node that lost a term's key or changed its value."""
+    """QUEUE when the node may let ``pod`` pass: affinity — a new node with a
+    term's key, or one that gained it or changed its value; anti-affinity — any
+    new node, or one that lost a term's key or changed its value."""
     if not isinstance(new, Node):
         return QueueingHint.QUEUE
     original = old if isinstance(old, Node) else None

@@ -1,25 +1,11 @@
 """The pods of a NodeTable grouped the way InterPodAffinity reads them.
 
-Why: upstream's PreFilter and PreScore walk every pod of every node (or every
-pod with affinity) and match terms pod by pod. With thousands of nodes that
-is far too slow in Python. Pods made from one template share their labels and
-spec, so the plugin matches terms once per *group* and turns the matching
-groups' per-node pod counts into per-topology-value counts with numpy:
-
-- a **label group** is (namespace, labels): every pod of the table, counted
-  per table row. The incoming pod's terms are matched against these.
-- a **spec group** is (spec object, namespace): the pods with pod affinity or
-  anti-affinity (``NodeInfo.pods_with_affinity``), counted per row, with their
-  parsed terms. Their terms are matched against the incoming pod.
-
-The index follows the table lazily: :meth:`PodIndex.sync` re-reads only the
-rows whose ``NodeInfo.generation`` changed since the last sync (every pod add
-or remove bumps it), so a cycle costs one pass over the rows' generations plus
-the work for the few nodes that changed.
-
-The counts per group are exactly the multiset upstream iterates, so sums over
-groups equal upstream's sums over pods (checked against a pod-by-pod
-reference in tests/plugins/interpodaffinity).
+Terms are matched once per group of pods, not pod by pod as upstream, and the
+groups' per-row counts summed per topology value with numpy: **label groups**
+(namespace, labels) hold every pod (matched by the incoming pod's terms), **spec
+groups** (spec, namespace) the pods with affinity (``pods_with_affinity``, their
+terms matched against the incoming pod). The counts are the multiset upstream
+iterates, so the sums are equal. :meth:`PodIndex.sync` re-reads changed rows only.
 """
 
 from __future__ import annotations
@@ -110,11 +96,8 @@ class PodIndex:
 
     # ------------------------------------------------------------------ sync
     def sync(self, table: NodeTable) -> None:
-        """Bring the groups up to date with ``table`` (called once per cycle).
-
-        Cost: a refresh of the rows the table's change log names since the last
-        sync; after node changes (or when the log was trimmed), one read of every
-        alive row's NodeInfo generation first."""
+        """Bring the groups up to date with ``table`` (once per cycle) from its
+        change log (after node changes: every live row's generation)."""
         if self._table is None or self._table() is not table:
             self._reset(table)
         elif (

@@ -1,14 +1,7 @@
-"""The InterPodAffinity plugin class: wires PreFilter / Filter / PreScore / Score,
-their vector forms, the PreFilter extensions and the queueing hints together.
-
-Extension points (upstream v1.36): PreFilter (with AddPod / RemovePod), Filter,
-PreScore, Score (+ NormalizeScore), EnqueueExtensions. Constructed by the
-registry as ``InterPodAffinity(args, handle)``; ``args`` is an
-``InterPodAffinityArgs`` (or None for the defaults). The plugin keeps one
-``PodIndex`` of the pods of the table it is asked about, refreshed lazily;
-under ``Handle.per_node`` (``--exact``) PreFilter and PreScore never touch it
-and walk the nodes' pods as upstream does, and the runtime calls only
-``filter`` / ``score``.
+"""The InterPodAffinity plugin (upstream v1.36): PreFilter (with AddPod / RemovePod),
+Filter, PreScore, Score (+ NormalizeScore), their vector forms and the queueing
+hints. It keeps a lazily refreshed ``PodIndex`` of the table's pods, unused under
+``Handle.per_node``.
 """
 
 from __future__ import annotations
@@ -51,10 +44,8 @@ MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
 
 class InterPodAffinity:
-    """PreFilter, Filter, PreScore and Score plugin; args: ``InterPodAffinityArgs``.
-
-    Raises TypeError for args of another type and ValueError when
-    ``hardPodAffinityWeight`` is outside [0, 100] (upstream New validates)."""
+    """Args ``InterPodAffinityArgs`` (None: defaults); TypeError for other args,
+    ValueError for ``hardPodAffinityWeight`` outside [0, 100]."""
 
     name = NAME
 

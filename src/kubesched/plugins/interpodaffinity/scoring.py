@@ -1,27 +1,15 @@
 """InterPodAffinity PreScore, Score and NormalizeScore (upstream
 interpodaffinity/scoring.go, v1.36).
 
-PreScore sums, per topology pair (key, value), weights over existing pods
-(``processExistingPod``):
+PreScore sums weights per topology pair over existing pods
+(``processExistingPod``), at the term's key on the existing pod's node: the
+pod's preferred (anti-)affinity terms matching it ``±weight``; its required
+affinity terms matching the pod ``+hardPodAffinityWeight`` (when > 0); its
+preferred (anti-)affinity terms matching the pod ``±weight``.
 
-- each preferred affinity term of the incoming pod matching the existing pod:
-  ``+weight`` at the value of the term's key on the existing pod's node;
-  preferred anti-affinity: ``-weight``;
-- each *required* affinity term of the existing pod matching the incoming pod:
-  ``+hardPodAffinityWeight`` (when that weight is > 0);
-- each preferred affinity / anti-affinity term of the existing pod matching the
-  incoming pod: ``+weight`` / ``-weight``.
-
-Existing pods' terms see the incoming pod's namespace labels; the incoming
-pod's terms have their namespace selector unrolled (see ``terms``).
-Nodes without the term's key contribute nothing.
-
-Legal codes: PreScore Success, Skip (``ignorePreferredTermsOfExistingPods``
-and the pod has no preferred terms; or nothing matched anywhere), Error (the
-pod's terms fail to parse: ``failed to parse pod: ...``). Score: Success, or
-Error without PreScore state. NormalizeScore maps ``[min, max]`` of the raw
-scores to ``[0, 100]`` with float64 arithmetic, truncated (not the default
-max-only normalisation).
+PreScore: Skip (``ignorePreferredTermsOfExistingPods`` and no preferred terms, or
+nothing matched), Error ``failed to parse pod: ...``. Score: Error without state.
+NormalizeScore maps ``[min, max]`` to ``[0, 100]`` in float64, truncated.
 """
 
 from __future__ import annotations
@@ -54,9 +42,8 @@ NO_STATE: Final = error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState
 
 
 class PreScoreState:
-    """topology key -> value -> summed weight. A key is present when some term
-    matched a pod on a node carrying it (upstream ``scoreMap``), even if its sums
-    cancel out. Immutable after PreScore: ``clone`` returns itself."""
+    """Upstream ``scoreMap``: key -> value -> summed weight (a key matched is present
+    even if it sums to 0). Immutable after PreScore."""
 
     __slots__ = ("raw_cache", "scores")
 
@@ -99,10 +86,8 @@ def compute_pre_score(
     args: InterPodAffinityArgs,
     resolver: NamespaceResolver,
 ) -> tuple[PreScoreState | None, Status | None]:
-    """(state, None) on success, else (None, Skip or Error).
-
-    With ``index`` the sums come from its groups (vectorised); with None from
-    :func:`pre_score_per_node`, pod by pod as upstream (``per_node``)."""
+    """(state, None), else (None, Skip or Error); sums from ``index`` or, with None,
+    :func:`pre_score_per_node`."""
     has_constraints = has_preferred_terms(pod)
     if args.ignore_preferred_terms_of_existing_pods and not has_constraints:
         return None, SKIP
@@ -153,9 +138,8 @@ def pre_score_per_node(
     ns_labels: Mapping[str, str],
     has_constraints: bool,
 ) -> dict[str, dict[str, int]]:
-    """Upstream PreScore's loop over all nodes (``processExistingPod``): every pod
-    of a node when the incoming pod has preferred terms, else only the pods with
-    affinity; nodes without labels contribute nothing. Returns the score map."""
+    """Upstream PreScore's loop over all nodes (every pod when the incoming pod has
+    preferred terms, else those with affinity): the score map."""
     terms = pod_terms(pod)
     hard = args.hard_pod_affinity_weight
     scores: dict[str, dict[str, int]] = {}

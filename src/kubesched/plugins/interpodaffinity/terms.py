@@ -1,38 +1,21 @@
 """Parsed pod (anti-)affinity terms and how they match pods (upstream fwk.AffinityTerm).
 
-Who uses it: every part of the InterPodAffinity plugin (PreFilter, AddPod /
-RemovePod, PreScore, the queueing hints).
+Upstream (v1.36) ``newAffinityTerm``, ``GetAffinityTerms``, ``AffinityTerm.Matches``,
+``mergeAffinityTermNamespacesIfNotEmpty``:
 
-Upstream facts followed (pkg/scheduler/framework/types.go ``newAffinityTerm``,
-``GetAffinityTerms``, ``NewPodInfo``; staging kube-scheduler/framework
-``AffinityTerm.Matches``; interpodaffinity/plugin.go
-``mergeAffinityTermNamespacesIfNotEmpty`` and ``GetNamespaceLabelsSnapshot``;
-all unchanged through v1.36):
-
-- A term's namespaces are ``term.namespaces``, or the pod's own namespace when
-  both ``namespaces`` and ``namespaceSelector`` are absent.
-- ``namespaceSelector`` converts with ``LabelSelectorAsSelector``: absent selects
-  nothing, ``{}`` selects every namespace.
-- ``Matches(pod, nsLabels)`` is ``(pod.ns in namespaces or
-  namespaceSelector.Matches(nsLabels)) and selector.Matches(pod.labels)``.
-- Terms of an *existing* pod are matched against the incoming pod with the
-  incoming pod's namespace labels (``{}`` when the namespace is unknown), see
-  :func:`matches`.
-- Terms of the *incoming* pod have a non-empty ``namespaceSelector`` unrolled
-  into the names of the namespaces that exist and match it; an empty one stays
-  "every namespace". :func:`matches_resolved` is that, with the namespace
-  lookups done lazily through a :class:`NamespaceResolver`.
-- ``matchLabelKeys`` / ``mismatchLabelKeys`` are *not* read here: the API
-  server merges them into the label selector at pod creation (KEP-3633; here
-  ``kubesched.api.admission.prepare_pod_for_create``), and upstream's
-  ``newAffinityTerm`` in v1.36 reads only ``labelSelector``, ``namespaces``,
-  ``namespaceSelector`` and ``topologyKey``; merging again would only add
-  duplicate requirements.
-- A group of terms (required affinity, required anti-affinity, preferred
-  affinity, preferred anti-affinity) whose label selector fails to parse is
-  dropped as a whole, and the error is kept: the incoming pod is then rejected
-  at PreFilter (``parsing pod: ...``); an existing pod simply has no terms of
-  that group (upstream ignores the error when adding it to a NodeInfo).
+- namespaces: ``term.namespaces``, or the pod's own when neither ``namespaces``
+  nor ``namespaceSelector`` is set; an absent selector selects nothing, ``{}``
+  every namespace;
+- ``Matches(pod, nsLabels)``: ``(pod.ns in namespaces or
+  namespaceSelector.Matches(nsLabels)) and selector.Matches(pod.labels)``; an
+  existing pod's terms see the incoming pod's namespace labels (:func:`matches`),
+  the incoming pod's non-empty selector is unrolled into the matching existing
+  namespaces (:func:`matches_resolved`, lazily via :class:`NamespaceResolver`);
+- ``matchLabelKeys`` / ``mismatchLabelKeys`` are not read: admission merged them
+  into the selector (KEP-3633);
+- a group of terms with an unparsable selector is dropped with its error kept:
+  the incoming pod is rejected at PreFilter (``parsing pod: ...``), an existing
+  pod just has no terms of that group.
 """
 
 from __future__ import annotations
@@ -212,10 +195,8 @@ def matches_all(terms: Sequence[AffinityTerm], pod: Pod, ns_labels: Mapping[str,
 
 
 class NamespaceResolver:
-    """Lazily answers "does the namespace selector of an incoming term select this
-    namespace?" (the effect of upstream's ``mergeAffinityTermNamespacesIfNotEmpty``,
-    which lists the existing namespaces matching the selector). One per cycle:
-    namespace labels are read once per namespace name."""
+    """Lazily: does an incoming term's namespace selector select this namespace
+    (``mergeAffinityTermNamespacesIfNotEmpty``)? One per cycle."""
 
     __slots__ = ("_cache", "_lookup")
 

@@ -1,12 +1,8 @@
 """InterPodAffinity Filter and Score over a whole NodeTable at once.
 
-The PreFilter / PreScore state holds counts per topology pair, so a node's
-answer depends only on its values of a few label keys. Each check becomes a
-lookup of the counts by the table's label codes (``LabelColumn.codes``): one
-numpy gather per topology key, no loop over nodes. The exact per-node
-functions in ``filtering`` / ``scoring`` are the reference; both must give
-the same statuses and scores on every node (checked by the tests, including
-property tests on random clusters).
+A node's answer depends only on its values of a few label keys, so each check is
+one gather of the counts by ``LabelColumn.codes`` per key; equal on every node to
+the per-node reference in ``filtering`` / ``scoring``.
 """
 
 from __future__ import annotations
@@ -72,10 +68,8 @@ def _existing_fail(state: PreFilterState, table: NodeTable) -> BoolArray | None:
 
 
 def filter_verdicts(state: PreFilterState, table: NodeTable) -> Verdicts:
-    """Filter of every table slot (free slots hold meaningless entries).
-
-    Cached on the state for this table and node generation; AddPod / RemovePod
-    drop the cache."""
+    """Filter of every slot (free slots meaningless), cached on the state until
+    AddPod / RemovePod or another table / node generation."""
     cache = state.vector_cache
     if isinstance(cache, tuple) and cache[0] is table and cache[1] == table.node_generation:
         cached: Verdicts = cache[2]

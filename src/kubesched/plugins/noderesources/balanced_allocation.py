@@ -1,24 +1,15 @@
 """NodeResourcesBalancedAllocation (upstream balanced_allocation.go, v1.36).
 
-Favours nodes whose resource usage becomes *more balanced* with the pod.
-
-For each configured resource the node has (allocatable > 0) the fraction
-``requested / allocatable`` (capped at 1) is taken, once with the pod
-(``requested``) and once without it (``allocated``); both use plain Requested,
-not the non-zero defaults (``useRequested``). For each set of fractions
-``std`` is ``|f1 - f2| / 2`` for two resources, the population standard
-deviation for more, 0 otherwise, and ``balance = int64((1 - std) * 100)``
-(float64, truncated). The score is
+Per configured resource with allocatable > 0, the fraction ``requested /
+allocatable`` (capped at 1, plain Requested) with the pod and without it;
+``std`` is ``|f1 - f2| / 2`` for two resources, the population standard deviation
+for more, else 0; ``balance = int64((1 - std) * 100)``. The score (v1.36,
+kubernetes PR #135573; before: ``balance_with_pod``) is
 
     50 + (50 + balance_with_pod - balance_without_pod) / 2      (int64, truncating)
 
-so it lies in [50, 100], 75 meaning "no change". This "with vs without" form
-is new in v1.36 (kubernetes PR #135573, listed in CHANGELOG-1.36
-v1.36.0-alpha.1); up to v1.35 the score was ``balance_with_pod`` alone.
-
-Pods requesting none of the configured resources are skipped at PreScore
-(Skip; upstream issue #129138), and Score returns 0 for them when PreScore
-was not run.
+Pods requesting none of the resources are skipped at PreScore (#129138) and
+score 0 without PreScore.
 """
 
 from __future__ import annotations
@@ -53,12 +44,8 @@ _MAX: Final = float(MAX_NODE_SCORE)
 def balanced_score(
     xp: Ops, requested: Sequence[Num], allocated: Sequence[Num], allocatable: Sequence[Num]
 ) -> Num:
-    """The v1.36 balanced-allocation score (a ``Scorer``; see the module docstring):
-    ``balance`` with and without the pod, over the fractions of the resources taking
-    part (allocatable > 0), with Go's float64 operations in Go's order. Every
-    resource is visited: one not taking part has fraction 0.0 (its amounts are 0)
-    and adds exact zeros to the sums. (An int divided by a float64 is the float64
-    of the int divided: Go's ``float64(req) / float64(alloc)``.)"""
+    """The score of the module docstring (a ``Scorer``), with Go's float64
+    operations in Go's order; resources not taking part add exact zeros."""
     count: Num = 0  # resources taking part so far
     diff_with: Num = 0.0  # first fraction - second fraction (exact: the others add 0.0)
     diff_without: Num = 0.0
@@ -105,12 +92,7 @@ def _deviation(xp: Ops, fractions: Sequence[Num], allocatable: Sequence[Num], co
 
 
 class BalancedAllocation:
-    """PreScore + Score plugin; no normalisation (ScoreExtensions is None).
-
-    PreScore: Success, or Skip for a pod requesting none of the configured
-    resources. Score: Success, or Error "resources not found" when no resource
-    is configured.
-    """
+    """No normalisation; Score Error "resources not found" without resources."""
 
     name = NAME
 

@@ -1,21 +1,13 @@
 """NodeResourcesFit (upstream pkg/scheduler/framework/plugins/noderesources/fit.go, v1.36).
 
-- PreFilter: declares the pod's effective request (PodRequests: containers +
-  sidecars, max with init containers, pod-level requests, overhead) as a
-  ``ResourcePlan`` (:mod:`fit_plan`: checks, reasons, ignored resources) under
-  ``PreFilterNodeResourcesFit``. Always Success; no PreFilterExtensions (the
-  state does not depend on other pods).
-- Filter: the plan evaluated by the plugin's ``ResourceFit``
-  (:mod:`kubesched.framework.resources`: reason order, Unresolvable rule), per
-  node, over table rows, and as what-ifs on hypothetical requests for
-  preemption's dry run. Error when PreFilter did not run.
-- PreScore / Score: the configured scoring strategy (LeastAllocated by
-  default, MostAllocated, RequestedToCapacityRatio) over
-  ``scoringStrategy.resources``; see :mod:`resource_allocation` for the
-  amounts. No NormalizeScore.
-- EventsToRegister: see :mod:`fit_hints`.
-
-Score's per-node and vector forms run the same formula (``Ops``: ``ONE`` / ``MANY``).
+- PreFilter: the pod's effective request as a ``ResourcePlan`` (:mod:`fit_plan`)
+  under ``PreFilterNodeResourcesFit``; always Success, no PreFilterExtensions.
+- Filter: the plan under the plugin's ``ResourceFit`` (``framework.resources``);
+  Error when PreFilter did not run.
+- PreScore / Score: the scoring strategy (LeastAllocated by default,
+  MostAllocated, RequestedToCapacityRatio) over :mod:`resource_allocation`'s
+  amounts; no NormalizeScore.
+- EventsToRegister: :mod:`fit_hints`.
 """
 
 from __future__ import annotations
@@ -37,7 +29,7 @@ from kubesched.framework.interfaces import (
     ScoreExtensions,
     Verdicts,
 )
-from kubesched.framework.nodetable import BoolArray, IntArray, NodeTable
+from kubesched.framework.nodetable import IntArray, NodeTable
 from kubesched.framework.resources import ResourceFit, ResourcePlan
 from kubesched.framework.results import PreFilterResult
 from kubesched.framework.status import SUCCESS, Status, error
@@ -154,8 +146,6 @@ class Fit:
     def filter_what_if(
         self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
     ) -> Verdicts | None:
-        """Filter ``rows`` of the handle's table as if their summed requests were
-        ``requested`` (preemption's dry run takes victims off before asking)."""
         plan = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(plan, ResourcePlan):
             return None
@@ -164,21 +154,10 @@ class Fit:
     def filter_what_if_row(
         self, state: CycleState, pod: PodInfo, row: int, requested: list[int]
     ) -> Status | None:
-        """``filter_what_if`` for one row, its summed requests as a list: the row's
-        status (SUCCESS when it passes)."""
         plan = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(plan, ResourcePlan):
             return None
         return self._fit.what_if_row(plan, self.handle.table, row, requested)
-
-    def passes_what_if(
-        self, state: CycleState, pod: PodInfo, rows: IntArray, requested: IntArray
-    ) -> BoolArray | None:
-        """Whether ``filter_what_if`` would pass each row (no statuses built)."""
-        plan = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(plan, ResourcePlan):
-            return None
-        return self._fit.passes(plan, self.handle.table, rows, requested)
 
     # -- PreScore / Score -----------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: NodeSet) -> Status:

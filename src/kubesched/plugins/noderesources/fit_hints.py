@@ -4,9 +4,6 @@ Registered events (QueueingHints on, InPlacePodVerticalScaling GA since v1.35):
 
 - ``Pod`` ``Delete | UpdatePodScaleDown`` -> :func:`is_schedulable_after_pod_event`
 - ``Node`` ``Add | UpdateNodeAllocatable`` -> :func:`is_schedulable_after_node_change`
-
-(With QueueingHints off upstream also registers UpdateNodeTaint | UpdateNodeLabel;
-with DRAExtendedResource it adds DeviceClass Add|Update. kubesched has neither.)
 """
 
 from __future__ import annotations
@@ -40,12 +37,10 @@ def events_to_register() -> list[ClusterEventWithHint]:
 
 
 def is_schedulable_after_pod_event(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
-    """A pod was deleted (``new is None``) or scaled down.
-
-    Delete: QUEUE unless the deleted pod was neither bound nor nominated.
-    Scale-down: QUEUE if it is the rejected pod itself, or a bound pod whose
-    request dropped for a resource the rejected pod requests; else SKIP.
-    Unexpected objects QUEUE (upstream returns Queue with an error)."""
+    """Delete (``new is None``): QUEUE if the pod was bound or nominated.
+    Scale-down: QUEUE for the rejected pod itself or a bound pod whose request
+    dropped for a resource the rejected pod requests; else SKIP. Unexpected
+    objects QUEUE."""
     if not isinstance(old, Pod):
         return QueueingHint.QUEUE
     if new is None:
@@ -91,12 +86,9 @@ def _scale_down_may_help(target: Pod, original: Pod, modified: Pod) -> bool:
 
 
 def is_schedulable_after_node_change(pod: Pod, old: EventObject, new: EventObject) -> QueueingHint:
-    """A node was added or its allocatable changed.
-
-    SKIP when the pod would not fit the node even empty (all resources checked,
-    ``ignoredResources`` not applied, as upstream's isFit); QUEUE for an added
-    node it fits; for an update QUEUE only when the pods capacity or an amount
-    the pod requests grew."""
+    """SKIP when the pod would not fit the node even empty (isFit, no ignored
+    resources); QUEUE an added node, or an update growing the pods capacity or an
+    amount the pod requests."""
     if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
         return QueueingHint.QUEUE
     request = spec_facts(pod.spec).request

@@ -1,18 +1,10 @@
 """NodeResourcesFit's Filter, declared: the pod's request as a ``ResourcePlan``.
 
-upstream fit.go ``fitsRequest`` (v1.36) checks, after "Too many pods" (part of every
-plan, see :mod:`kubesched.framework.resources`):
-
-- nothing more when the pod requests nothing;
-- ``Insufficient cpu`` / ``Insufficient memory`` / ``Insufficient ephemeral-storage``
-  for a non-zero request;
-- ``Insufficient <name>`` for every scalar resource (extended, hugepages,
-  ``*kubernetes.io/*``, attachable volumes) with a non-zero request, except extended
-  resources (a domain other than ``kubernetes.io``) named in ``ignoredResources`` or
-  whose domain is in ``ignoredResourceGroups``.
-
-Upstream walks scalar resources in Go map order (random); kubesched checks them
-sorted by name so statuses are reproducible.
+After "Too many pods", fit.go ``fitsRequest`` (v1.36) checks ``Insufficient cpu`` /
+``memory`` / ``ephemeral-storage`` for non-zero requests, then ``Insufficient
+<name>`` for every non-zero scalar resource except extended resources named in
+``ignoredResources`` or of a group in ``ignoredResourceGroups``; scalars sorted
+by name (upstream: Go map order).
 """
 
 from __future__ import annotations
@@ -93,10 +85,7 @@ def requests_nothing(request: Resource) -> bool:
 
 
 def fit_plan(request: Resource, ignored: IgnoredResources = NO_IGNORED) -> ResourcePlan:
-    """The Filter's plan for a pod's effective request (PodRequests: containers +
-    sidecars, max with init containers, pod-level requests, overhead): cpu, memory,
-    ephemeral-storage when positive, then the non-zero scalar resources not ignored,
-    sorted by name."""
+    """The Filter's plan for a pod's effective request (PodRequests)."""
     checks = [
         ResourceCheck(name, q, insufficient_reason(name))
         for name, q in (

@@ -2,11 +2,9 @@
 (upstream requested_to_capacity_ratio.go and helper/shape_score.go).
 
 Per resource with allocatable > 0, utilization ``requested * 100 / allocatable``
-(truncated; 100 when requested exceeds allocatable) is mapped through a
-broken-linear function built from the configured shape, whose scores are
-scaled by ``MaxNodeScore / MaxCustomPriorityScore`` (= 10). Resources scoring 0
-are left out of the weighted mean; the mean is a float64 division rounded half
-away from zero (Go ``math.Round``).
+(truncated, at most 100) through the shape's broken-linear function (scores x10);
+resources scoring 0 are left out of the weighted mean, a float64 division rounded
+half away from zero (Go ``math.Round``).
 """
 
 from __future__ import annotations

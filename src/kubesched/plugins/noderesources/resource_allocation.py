@@ -2,25 +2,13 @@
 and the PreScore and Score shared by NodeResourcesFit's scoring strategies and
 NodeResourcesBalancedAllocation (``AllocationScores``).
 
-For every configured resource (in configuration order) a node contributes three
-amounts: ``allocatable``, ``requested`` (what is already requested on the node
-*plus* the incoming pod) and ``allocated`` (without the pod). A resource whose
-allocatable amount is 0 contributes nothing (all three are 0) and scorers skip it.
-
-Upstream v1.36 rules (calculateResourceAllocatableRequest):
-
-- ``cpu`` / ``memory``: the node's NonZeroRequested (defaults 100m / 200Mi for
-  containers that omit a request), or its plain Requested when the scorer
-  ``use_requested`` (BalancedAllocation does, NodeResourcesFit does not).
-- ``ephemeral-storage``: always the node's plain Requested.
-- a scalar resource (extended, hugepages, ``*kubernetes.io/*``, attachable
-  volumes): skipped when the incoming pod requests 0 of it; otherwise the
-  node's allocatable and Requested amounts (0 when the node lacks it).
-- anything else (``pods``, unknown names): skipped.
-
-The pod's own amounts (``pod_request_list``) are upstream's
-calculatePodResourceRequest: effective requests, with the non-zero defaults
-filled in per container when the scorer does not ``use_requested``.
+Per configured resource a node contributes ``allocatable``, ``requested`` (with
+the incoming pod) and ``allocated`` (without); all 0 where allocatable is 0.
+Upstream v1.36 calculateResourceAllocatableRequest: ``cpu`` / ``memory`` use
+NonZeroRequested (100m / 200Mi defaults) unless the scorer ``use_requested``
+(BalancedAllocation); ``ephemeral-storage`` plain Requested; a scalar resource is
+skipped when the pod requests 0 of it; anything else (``pods``) is skipped. The
+pod's amounts (``pod_request_list``) are calculatePodResourceRequest.
 """
 
 from __future__ import annotations
@@ -50,9 +38,8 @@ NON_ZERO_COLUMNS: Final = {CPU: 0, MEMORY: 1}
 """The columns of ``NodeTable.non_zero``."""
 
 Scorer = Callable[[Ops, Sequence[Num], Sequence[Num], Sequence[Num]], Num]
-"""A scoring strategy: ``scorer(xp, requested, allocated, allocatable)`` (one value
-per configured resource, see ``ResourceAllocation.amounts``) -> the score(s), written
-once over ``xp`` (``ONE``: one node, ``MANY``: many nodes at once)."""
+"""A scoring strategy ``scorer(xp, requested, allocated, allocatable)`` -> score(s),
+written once over ``xp`` (``ONE``: one node, ``MANY``: many at once)."""
 
 
 _NON_ZERO_CACHE: weakref.WeakKeyDictionary[PodSpec, dict[str, int]] = weakref.WeakKeyDictionary()
@@ -161,12 +148,9 @@ class ResourceAllocation:
     def amounts(
         self, allocatable: Source, requested: Source, non_zero: Source, pod_req: Sequence[int]
     ) -> Amounts:
-        """The amounts of the node(s) whose allocatable, requested and non-zero
-        requested amounts are given (upstream score()): per configured resource,
-        ``requested`` (with the pod), ``allocated`` (without) and ``allocatable``;
-        all three 0 where the resource does not take part. One NodeInfo's are
-        ``amounts(node.allocatable, node.requested, node.non_zero_requested, ...)``
-        (Python ints); table rows' are ``rows_amounts`` (int64 arrays)."""
+        """Per configured resource (``requested``, ``allocated``, ``allocatable``) of
+        the node(s) given (upstream score()); all 0 where the resource takes no part.
+        Python ints for one NodeInfo, int64 arrays for ``rows_amounts``."""
         with_pod: list[Num] = []
         without_pod: list[Num] = []
         alloc: list[Num] = []
@@ -203,18 +187,12 @@ class _PreScoreState:
 
 
 class AllocationScores:
-    """PreScore and Score of a plugin scoring with ``scorer`` over ``allocation``'s
-    amounts (NodeResourcesFit's strategies, BalancedAllocation); one per plugin
-    object, since scores depend on the plugin's args.
-
-    PreScore keeps the pod's amounts in the cycle state under ``state_key`` (Score
-    computes them when PreScore did not run). Score: Error "resources not found"
-    when no resource is configured; with ``skip_best_effort`` a pod requesting
-    none of the resources is skipped at PreScore and scores 0 (BalancedAllocation,
-    so that best-effort pods do not all pile onto one node: upstream issue #129138).
-    One node is scored with ``ONE``, many table rows at once with ``MANY`` through a
-    per-row cache (``RowScoreCache``: scores depend only on a row's amounts and
-    the pod's)."""
+    """PreScore and Score with ``scorer`` over ``allocation``'s amounts, one per
+    plugin object. PreScore keeps the pod's amounts under ``state_key`` (Score
+    computes them otherwise). Score: Error "resources not found" without
+    resources; with ``skip_best_effort`` a pod requesting none of them is skipped
+    at PreScore (BalancedAllocation, upstream #129138). Rows go through a
+    ``RowScoreCache``."""
 
     __slots__ = ("_memo", "allocation", "cache", "scorer", "skip_best_effort", "state_key")
 

@@ -1,9 +1,7 @@
 """Argument checks the noderesources plugins make when built (upstream
 validation_pluginargs.go, as NewFit / NewBalancedAllocation call it).
-
-The configuration loader validates the same rules with field paths; these
-checks keep a plugin built directly (tests, library use) from running with
-arguments upstream would reject. They raise ``ValueError``.
+The configuration loader checks the same with field paths; these raise
+``ValueError`` for plugins built directly.
 """
 
 from __future__ import annotations

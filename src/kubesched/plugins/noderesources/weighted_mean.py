@@ -1,11 +1,9 @@
 """The weighted mean shared by the LeastAllocated and MostAllocated strategies.
 
-Both strategies score every configured resource with allocatable > 0 on 0..100
-(``resource_score(xp, requested, allocatable)``, called with allocatable 1
-where the resource is absent — those entries are ignored) and combine
-them as ``sum(score * weight) // sum(weight)`` (integer, truncating division;
-all operands are non-negative, so floor division equals Go's); a node where no
-resource takes part scores 0.
+``resource_score`` (0..100) of every resource with allocatable > 0 (called with
+allocatable 1 where absent, then ignored), combined as ``sum(score * weight) //
+sum(weight)`` (operands non-negative: floor equals Go's division); 0 when no
+resource takes part.
 """
 
 from __future__ import annotations

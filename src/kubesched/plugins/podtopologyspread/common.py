@@ -1,24 +1,13 @@
 """PodTopologySpread's constraints as the plugin evaluates them (upstream
 podtopologyspread/common.go and plugin.go, v1.36).
 
-- A pod's own ``topologySpreadConstraints`` of one ``whenUnsatisfiable`` kind are
-  turned into :class:`Constraint` values: the label selector is parsed
-  (``metav1.LabelSelectorAsSelector``: nil selects nothing, ``{}`` everything),
-  ``matchLabelKeys`` are merged into it (gate MatchLabelKeysInPodTopologySpread,
-  beta and on in v1.36), ``minDomains`` defaults to 1, ``nodeAffinityPolicy``
-  to Honor and ``nodeTaintsPolicy`` to Ignore.
-- Since v1.34 the API server also merges ``matchLabelKeys`` into the selector
-  when a pod is created (``kubesched.api.admission.prepare_pod_for_create``,
-  MatchLabelKeysInPodTopologySpreadSelectorMerge). v1.36's plugin still merges
-  them again; the second merge only repeats ``key In (value)`` requirements,
-  which selects the same pods, so nothing is counted twice.
-- A pod without constraints gets the cluster-level default constraints
-  (``PodTopologySpreadArgs``), but only when a selector can be derived from
-  its controller (upstream ``helper.DefaultSelector``); see
-  :func:`default_selector` for what kubesched can and cannot know.
-
-Who calls it: the plugin (PreFilter, PreScore, queueing hints) and the
-filtering / scoring / vector modules of this package.
+A pod's ``topologySpreadConstraints`` of one ``whenUnsatisfiable`` kind become
+:class:`Constraint` values: the selector parsed (nil selects nothing, ``{}``
+everything), ``matchLabelKeys`` merged in (already merged at admission since v1.34;
+merging again repeats ``key In (value)`` and selects the same pods),
+``minDomains`` 1, ``nodeAffinityPolicy`` Honor and ``nodeTaintsPolicy`` Ignore by
+default. A pod without constraints gets the default constraints only when a
+selector derives from its controller (:func:`default_selector`).
 """
 
 from __future__ import annotations
@@ -76,9 +65,8 @@ SYSTEM_DEFAULT_CONSTRAINTS: Final[tuple[TopologySpreadConstraint, ...]] = (
         max_skew=5, topology_key=LABEL_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY
     ),
 )
-"""``systemDefaultConstraints`` of plugin.go, used with ``defaultingType: System``.
-(Plugins may not import ``kubesched.scheduler``; the scheduler config keeps an
-identical copy for configuration purposes.)"""
+"""``systemDefaultConstraints`` of plugin.go (``defaultingType: System``); the
+scheduler config keeps a copy (plugins may not import it)."""
 
 # Controllers helper.DefaultSelector derives a selector from (besides Services).
 _RC: Final = ("v1", "ReplicationController")
@@ -203,18 +191,10 @@ class WorkloadSelectorReader(Protocol):
 
 
 def default_selector(pod: Pod, reader: object) -> Selector:
-    """``helper.DefaultSelector`` as far as kubesched can know it.
-
-    Upstream merges the selectors of the Services selecting the pod with the
-    selector of its controlling ReplicationController, ReplicaSet or
-    StatefulSet. kubesched has no Services. When the cluster reader offers
-    :class:`WorkloadSelectorReader`, the controller's own selector is used, as
-    upstream. Otherwise, for a pod controlled by a ReplicaSet (the only
-    controller the simulator runs), the pod's own labels stand in for the
-    ReplicaSet's selector: replicas of one ReplicaSet carry identical labels
-    (template labels plus ``pod-template-hash`` for a Deployment's), so the
-    same pods are selected. Any other pod gets an empty selector, which means
-    "no default constraints"."""
+    """``helper.DefaultSelector`` without Services (kubesched has none): the
+    controller's selector from a :class:`WorkloadSelectorReader`; else, for a
+    ReplicaSet's pod, its own labels (its replicas carry identical labels, so the
+    same pods are selected); else empty ("no default constraints")."""
     ref = pod.controller_ref()
     if ref is None or (ref.api_version, ref.kind) not in _SELECTOR_KINDS:
         return Selector(LabelSelector())

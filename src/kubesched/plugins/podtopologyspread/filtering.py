@@ -1,14 +1,11 @@
 """PodTopologySpread's PreFilter state, its AddPod/RemovePod updates and the
 per-node Filter (upstream podtopologyspread/filtering.go, v1.36).
 
-PreFilter state, per DoNotSchedule constraint (``DomainCounts``): the number
-of matching pods in every *eligible* domain (``TpValueToMatchNum``) and the
-global minimum over those domains. A node contributes to a constraint when it
-has every constraint's topology key and passes the constraint's inclusion
-policies (nodeAffinityPolicy Honor: the pod's nodeSelector and required node
-affinity match it; nodeTaintsPolicy Honor: it has no untolerated
-NoSchedule/NoExecute taint). Terminating pods and pods of other namespaces
-are not counted.
+PreFilter state per DoNotSchedule constraint (``DomainCounts``): matching pods in
+every eligible domain (``TpValueToMatchNum``) and their minimum. A node counts
+when it has every constraint's key and passes the inclusion policies (affinity
+Honor: nodeSelector / required affinity match; taints Honor: no untolerated
+NoSchedule/NoExecute taint); terminating and other-namespace pods do not.
 
 Filter, constraint by constraint in order:
 - the node lacks the topology key: UnschedulableAndUnresolvable
@@ -17,13 +14,8 @@ Filter, constraint by constraint in order:
   ``ERR_REASON_CONSTRAINTS_NOT_MATCH`` (so preemption may fix it), where
   ``minMatch`` is 0 while fewer than ``minDomains`` domains are eligible.
 
-The global minimum. v1.36 keeps two "critical paths" per constraint and
-reads the first; upstream master replaced them by the exact minimum kept with
-a histogram of domain counts. Both give the same minimum for every sequence
-of AddPod/RemovePod on one node's copy of the state — the only sequences
-upstream runs (preemption and the nominated-pods pass each clone the state
-per node) — so kubesched keeps the exact minimum, which also stays right for
-arbitrary sequences.
+The minimum is exact (as upstream master); v1.36's two "critical paths" give the
+same on every AddPod/RemovePod sequence upstream runs (one node's clone).
 """
 
 from __future__ import annotations
@@ -55,16 +47,10 @@ NOT_MATCH: Final = unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 
 class DomainCounts:
-    """Matching pods per topology domain of one constraint.
-
-    Domains are slots: ``values[slot]`` is the domain's topology value,
-    ``index`` maps values to slots, ``counts[slot]`` the matching pods and
-    ``present[slot]`` whether the domain is eligible (a key of upstream's
-    ``TpValueToMatchNum``; non-eligible slots count 0). The vector path builds
-    slots equal to a table ``LabelColumn``'s value codes and records that
-    ``column``; ``values`` and ``index`` are then shared with it, so they are
-    never mutated in place (an update that adds a domain copies them).
-    """
+    """Matching pods per domain slot of one constraint: ``values[slot]``, ``index``
+    (value -> slot), ``counts[slot]``, ``present[slot]`` (eligible). The vector
+    path shares ``values`` / ``index`` with a table ``LabelColumn`` (``column``):
+    never mutated in place."""
 
     __slots__ = (
         "_hist",
@@ -223,11 +209,8 @@ def filter_node(s: PreFilterState, pod: Pod, info: NodeInfo) -> Status:
 def update_with_pod(
     s: PreFilterState, updated: Pod, preemptor: Pod, node: Node | None, delta: int
 ) -> None:
-    """``updateWithPod``: count ``updated`` in (delta=1) or out of (delta=-1) its
-    node's domains. As upstream it checks namespace, topology keys, the
-    selector and the inclusion policies, but not whether ``updated`` is
-    terminating, and an empty selector (which counts nothing in PreFilter)
-    matches every pod here."""
+    """``updateWithPod`` (delta ±1): as upstream it skips no terminating pod, and an
+    empty selector matches every pod here."""
     if updated.namespace != preemptor.namespace or node is None:
         return
     labels = node.labels

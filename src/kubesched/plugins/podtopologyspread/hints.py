@@ -3,8 +3,7 @@ with queueing hints on, the default).
 
 Events: Pod Add | UpdatePodLabel | UpdatePodToleration | Delete, and Node Add |
 Delete | UpdateNodeLabel | UpdateNodeTaint. The hints read the rejected pod's
-DoNotSchedule constraints (its own, or the defaults); when they cannot be
-built the answer is QUEUE, as upstream returns Queue with the error.
+DoNotSchedule constraints; QUEUE when they cannot be built.
 
 Pod hint (``isSchedulableAfterPodChange``):
 - SKIP when the added/updated/deleted pod is neither the rejected pod itself

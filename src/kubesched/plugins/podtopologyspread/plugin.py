@@ -7,25 +7,18 @@ Statuses:
   default); Error ``get constraints from pod: obtaining pod's hard topology
   spread constraints: <err>`` when a selector does not parse; else Success
   with ``"PreFilterPodTopologySpread"`` written.
-- Filter: Success, UnschedulableAndUnresolvable ``node(s) didn't match pod
-  topology spread constraints (missing required label)``, Unschedulable
-  ``node(s) didn't match pod topology spread constraints``; Error when the
-  PreFilter state is missing.
-- AddPod / RemovePod: Success, or Error when the PreFilter state is missing.
+- Filter: UnschedulableAndUnresolvable ``node(s) didn't match pod topology
+  spread constraints (missing required label)``, Unschedulable ``node(s) didn't
+  match pod topology spread constraints``.
+- Filter, AddPod, RemovePod, Score, NormalizeScore: Error without their state.
 - PreScore: Skip when the snapshot has no node or the pod has no
   ScheduleAnyway constraint; Error ``calculating preScoreState: ...``.
-- Score / NormalizeScore: Success, or Error when the PreScore state is missing.
 
 Args: ``PodTopologySpreadArgs``. ``defaultingType: System`` (the default) uses
 ``SYSTEM_DEFAULT_CONSTRAINTS`` (hostname maxSkew 3, zone maxSkew 5, both
 ScheduleAnyway) and relaxes PreScore's "every topology key present" rule
 for them; ``List`` uses ``defaultConstraints`` as given.
-
-Paths: by default PreFilter and PreScore build their states over the node
-table (``vector.py``, with a ``PodCountIndex``) and Filter / Score have vector
-forms; under ``Handle.per_node`` (``--exact``) PreFilter and PreScore run the
-node-by-node upstream-shaped code instead and the runtime calls only
-``filter`` / ``score`` (tests compare the two).
+States are built over the table (``vector.py``) unless ``Handle.per_node``.
 """
 
 from __future__ import annotations

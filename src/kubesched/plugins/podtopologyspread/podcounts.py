@@ -2,16 +2,10 @@
 from the NodeTable's change log: what PodTopologySpread's vector paths count
 instead of looping over every pod of every node in each cycle.
 
-Pods are grouped by (namespace, labels): replicas of one template share a
-group, so a selector is evaluated once per group, not once per pod. For every
-selector asked about recently (a bounded LRU of "queries") the index keeps a
-per-row count vector; a pod added to or removed from a node then costs one
-dictionary lookup per query. Terminating pods (``deletionTimestamp`` set) are
-never counted, as upstream ``countPodsMatchSelector``.
-
-Who calls it: ``vector.py`` (PreFilter / PreScore / Score vector forms). The
-exact per-node path uses ``common.count_pods_match`` instead; tests check that
-both count the same.
+A selector is evaluated once per (namespace, labels) group; per recent selector
+(bounded LRU) a per-row count vector is kept. Terminating pods are never counted
+(``countPodsMatchSelector``); the per-node path's ``common.count_pods_match``
+counts the same.
 """
 
 from __future__ import annotations
@@ -54,10 +48,8 @@ class _Query:
 
 
 class PodCountIndex:
-    """Matching-pod counts per table row; see the module docstring.
-
-    ``counts(table, namespace, selector)`` returns a read-only-by-contract
-    int64 array over the table's slots (free slots hold 0)."""
+    """Matching-pod counts per table row; ``counts`` returns an int64 slot array
+    (free slots 0) not to be written."""
 
     __slots__ = (
         "_group_labels",

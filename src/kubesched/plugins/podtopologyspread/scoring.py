@@ -53,12 +53,8 @@ def topology_normalizing_weight(size: int) -> float:
 
 
 class PreScoreState:
-    """What PreScore computes for Score and NormalizeScore (immutable once built).
-
-    ``domains[i]`` is None for hostname constraints. The vector builder also
-    records the table it read (``table``, ``node_generation``), the per-row
-    domain slot of each constraint (``codes``) and ``ignored_rows``; the
-    vector Score uses them only for that same table generation."""
+    """PreScore's result (immutable); ``domains[i]`` None for hostname. The vector
+    builder adds ``table``, ``node_generation``, ``codes``, ``ignored_rows``."""
 
     __slots__ = (
         "codes",

@@ -1,13 +1,7 @@
-"""PodTopologySpread over a whole NodeTable at once: the PreFilter and PreScore
-states from per-row matching-pod counts (``PodCountIndex``) and
-``np.bincount`` over each topology key's value codes, Filter and Score as a
-few array operations. No Python loop over nodes or pods.
-
-Every function here must agree exactly with its per-node counterpart in
-``filtering.py`` / ``scoring.py`` (tests/plugins/podtopologyspread checks it on
-random clusters). Functions return None when they cannot answer for the given
-state (a state built by the exact path, or for another table generation);
-the caller then uses the per-node path.
+"""PodTopologySpread over a whole NodeTable: PreFilter / PreScore states from
+per-row counts (``PodCountIndex``) and ``np.bincount``, Filter and Score as array
+operations. Each agrees exactly with its per-node counterpart in ``filtering.py`` /
+``scoring.py``; None when it cannot answer for the state (per-node path then).
 """
 
 from __future__ import annotations
@@ -98,10 +92,8 @@ _NO_STATE: Final = CycleState()
 
 
 class InclusionMasks:
-    """The rows passing a constraint's inclusion policies, derived from their
-    per-node tests (``common.required_affinity_matches`` / ``untolerated``) by
-    ``framework.derive``: one test per group of rows equal on the columns they
-    read, kept while the table's nodes do not change."""
+    """The rows passing a constraint's inclusion policies, derived
+    (``framework.derive``) from the per-node tests in ``common``."""
 
     __slots__ = ("_affinity", "_taints")
 

@@ -1,22 +1,16 @@
 """VolumeBinding: PersistentVolumeClaims of a pod, bound or bindable on the node
 (upstream volumebinding/volume_binding.go, v1.36).
 
-- PreFilter: Skip for a pod without claims (``persistentVolumeClaim`` or
-  ``ephemeral`` volumes). A missing, lost or deleting claim, or an ephemeral
-  claim not owned by the pod, is UnschedulableAndUnresolvable with upstream's
-  message; so is an unbound claim of an Immediate class (or a pre-bound one the
-  PV controller has not bound yet): ``pod has unbound immediate
-  PersistentVolumeClaims``.
+- PreFilter: Skip without claims; a missing, lost or deleting claim, an ephemeral
+  claim not owned by the pod, or an unbound claim of an Immediate class (``pod has
+  unbound immediate PersistentVolumeClaims``) is UnschedulableAndUnresolvable.
 - Filter (``binder.find_pod_volumes``): UnschedulableAndUnresolvable with the
-  node's conflict reasons; on success the node's bindings are kept for Reserve.
-- PreScore / Score: scoring needs the StorageCapacityScoring gate (alpha, off
-  in v1.36), so PreScore always answers Skip.
-- Reserve: decides the API updates (``binder.assume_pod_volumes``); PreBind
-  makes them through the ClusterWriter (volumes pre-bound to their claims,
-  claims annotated ``volume.kubernetes.io/selected-node``), then checks that
-  the PV controller and the provisioner bound every claim on a volume whose
-  node affinity admits the node (upstream polls until ``bindTimeoutSeconds``;
-  the simulated controllers answer at once).
+  node's conflict reasons; the node's bindings are kept for Reserve.
+- PreScore: always Skip (StorageCapacityScoring is off in v1.36).
+- Reserve decides the API updates (``binder.assume_pod_volumes``); PreBind makes
+  them (PVs pre-bound, claims annotated ``volume.kubernetes.io/selected-node``)
+  and checks every claim got bound on a volume admitting the node (the simulated
+  controllers answer at once; upstream polls until ``bindTimeoutSeconds``).
 """
 
 from __future__ import annotations
@@ -70,9 +64,8 @@ STATE_KEY: Final = NAME
 
 @dataclass(slots=True)
 class StateData:
-    """Upstream stateData: written at PreFilter (empty when the pod has no claims),
-    filled by Filter per node, read by Reserve and PreBind. Shared by clones,
-    as upstream's pointer is."""
+    """Upstream stateData (PreFilter writes, Filter fills per node, Reserve / PreBind
+    read); shared by clones, as upstream's pointer is."""
 
     claims: PodVolumeClaims | None = None
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
@@ -89,10 +82,8 @@ Reserve finds every volume bound): shared, never changed."""
 
 
 class VolumeBinding:
-    """PreFilter, Filter, PreScore, Score, Reserve and PreBind plugin. Its args
-    (VolumeBindingArgs) are validated by the configuration; ``bindTimeoutSeconds``
-    has no effect since binding completes at once, and ``shape`` only serves the
-    StorageCapacityScoring gate."""
+    """Args VolumeBindingArgs (``bindTimeoutSeconds`` and ``shape`` have no effect
+    here)."""
 
     name = NAME
 
@@ -104,10 +95,7 @@ class VolumeBinding:
         return self.handle.reader.storage()
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """StorageClass Add/Update, PVC Add/Update, PV Add/Update, Node Add and label
-        updates, CSINode Add/Update (upstream's list with queueing hints on; the
-        CSIDriver and CSIStorageCapacity events are left out: those kinds are not
-        modelled)."""
+        """Upstream's list (hints on) but CSIDriver / CSIStorageCapacity (not modelled)."""
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE),
@@ -231,9 +219,8 @@ class VolumeBinding:
         return SUCCESS
 
     def _check_bindings(self, pod: Pod, node_name: str, volumes: PodVolumes) -> str | None:
-        """checkBindings after the API updates: None when every claim is bound,
-        else why binding failed (upstream would retry until its bind timeout when a
-        claim is merely not bound yet: ``context deadline exceeded``)."""
+        """checkBindings after the API updates: None when every claim is bound, else
+        why not (upstream would retry until ``context deadline exceeded``)."""
         node = _node(self.handle.table, node_name)
         if node is None:
             return f'failed to get node "{node_name}": node "{node_name}" not found'
