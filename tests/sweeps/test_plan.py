@@ -120,5 +120,5 @@ def test_a_trace_runs_under_a_configuration_alone(trace: str, config_file: str) 
     loaded = load(RunSpec(trace=trace, config_file=config_file))
     assert loaded.scenario.config.pod_initial_backoff_seconds == 7
     assert load(RunSpec(trace=trace)).scenario.config.pod_initial_backoff_seconds == 1
-    with pytest.raises(InputError, match="no-such.yaml: no such file"):
+    with pytest.raises(InputError, match=r"no-such\.yaml: no such file"):
         load(RunSpec(trace=trace, config_file="no-such.yaml"))
