@@ -42,6 +42,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("kubesched.cli.live_commands", "run"),
     "explain": ("kubesched.cli.explain_command", "explain"),
     "compare": ("kubesched.cli.compare_command", "compare"),
+    "sweep": ("kubesched.cli.sweep_command", "sweep_cmd"),
 }
 """Commands imported when invoked (or listed): live mode and the benchmarks pull in
 modules that ``simulate`` never needs, and a command line starts faster without."""

@@ -26,7 +26,7 @@ from kubesched.api.load import Document
 from kubesched.driver.loop import DEFAULT_HORIZON
 from kubesched.driver.nodes_report import add_requests, node_entries
 from kubesched.scheduler.registry import parse_feature_gates
-from kubesched.sim.scenario import Run, Scenario, load_scenario, run_scenario
+from kubesched.sim.scenario import Run, Scenario, load_config, load_scenario, run_scenario
 from kubesched.sim.traces import ImportOptions, TraceObjects, parse_trace_spec
 
 
@@ -84,12 +84,14 @@ def load(spec: RunSpec, *, stdin: TextIO | None = None, first: Sequence[Document
 
     fmt, paths = parse_trace_spec(spec.trace)
     trace = fmt.load(paths, dataclasses.replace(spec.trace_options, seed=spec.seed))
-    base = None
-    if spec.files or spec.config_file is not None:
+    base = config = None
+    if spec.files:
         base = load_scenario(
             list(spec.files), config_file=spec.config_file, stdin=stdin, limits=spec.limits
         )
-    return Loaded(build_scenario(trace, base=base), trace, horizon(trace))
+    elif spec.config_file is not None:  # a configuration for the trace's objects alone
+        config = load_config(spec.config_file)
+    return Loaded(build_scenario(trace, config, base=base), trace, horizon(trace))
 
 
 def execute(

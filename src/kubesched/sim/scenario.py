@@ -255,6 +255,12 @@ def _admit_new_items(scenario: Scenario) -> None:
     admit_in_time_order(scenario.class_steps(), checks)
 
 
+def load_config(config_file: str) -> SchedulerConfig:
+    """The KubeSchedulerConfiguration of ``config_file`` alone (``--config`` without
+    ``-f``, as with ``--trace``); InputError if it has none."""
+    return _config(LoadResult(), config_file, in_tree_registry().keys())
+
+
 def _config(result: LoadResult, config_file: str | None, supported: Any) -> SchedulerConfig:
     raws: list[tuple[dict[str, Any], str]] = []
     if config_file is not None:
