@@ -1,24 +1,14 @@
 """The scheduler's inbound event port: typed watch events and the sinks they reach.
 
-A backend turns every change of the cluster into one event, in the order the
-changes happened, and delivers it to its subscribers as an informer would:
-
-- ``NodeAdded``, ``NodeUpdated``, ``NodeDeleted``, ``PodAdded``, ``PodUpdated``,
-  ``PodDeleted`` reach every ``Watcher`` (nodes and pods);
-- ``ObjectAdded``, ``ObjectUpdated``, ``ObjectDeleted`` (PersistentVolumeClaim,
-  PersistentVolume, StorageClass, CSINode, named by upstream's ``EventResource``)
-  reach every ``ObjectWatcher``.
-
-An ``EventSink`` watches every kind: the scheduler (``Scheduler.on_node_add`` ...
-``on_object_delete``) and the ``RunRecord`` are sinks. Watchers that only care
-about nodes and pods (the simulated storage and workload controllers) are plain
-``Watcher``s. An update carries the old and the new object (objects are never
-mutated: a change replaces the object), a deletion the last state.
-
-``event.to(sink)`` hands one event to one sink; ``event.publish(subscribers)``
-hands it to every subscriber of its kind, in subscription order. Events are
-never changed once made (plain slotted classes, not frozen ones: a frozen
-dataclass costs three times as much to create, once per change on the hot
+A backend turns every change of the cluster into one event, in order, and delivers
+it as an informer would: ``Node*``/``Pod*`` events to every ``Watcher``,
+``Object*`` events (PersistentVolumeClaim, PersistentVolume, StorageClass,
+CSINode, named by upstream's ``EventResource``) to every ``ObjectWatcher``. An
+``EventSink`` (the scheduler, the ``RunRecord``) watches both. An update carries
+the old and the new object (a change replaces the object), a deletion the last
+state. ``event.to(sink)`` hands one event to one sink, ``event.publish(subscribers)``
+to every subscriber of its kind in subscription order. Events are immutable by
+convention (slotted, not frozen: a frozen dataclass costs 3x to create on the hot
 path).
 """
 

@@ -2,29 +2,21 @@
 
 At each instant of the backend's clock:
 
-1. apply every cluster change due now (``Backend.run_due``: creations,
-   deletions, completions, grace-period expiries) and deliver the resulting
-   watch events (``Backend.flush``), so that objects created at the same instant
-   are all queued before the next scheduling cycle, in input order;
-2. run one scheduling cycle if a pod can be popped, deliver the watch events it
-   caused, and go back to 1 (a cycle takes ``cycle_cost`` of the clock: 0 unless
-   a benchmark paces arrivals against it);
-3. when no pod can be popped, run the queue's periodic flushes if one is due
-   now, then move the clock (``Backend.advance``) to the next cluster change
-   (``Backend.next_time``) or flush deadline.
+1. apply every cluster change due now (``Backend.run_due``) and deliver the
+   resulting watch events (``Backend.flush``), so that objects created at the same
+   instant are all queued, in input order, before the next cycle;
+2. run one scheduling cycle if a pod can be popped, deliver its events, go back to
+   1 (a cycle takes ``cycle_cost`` of the clock: 0 unless a benchmark paces
+   arrivals against it);
+3. otherwise run the queue's flushes if one is due, then advance the clock to the
+   next cluster change or flush deadline.
 
-The run ends:
-
-- with ``until``: at that time, always (the queue's timers keep retrying
-  pending pods on upstream's schedule until then);
-- without: when no cluster change is scheduled before the safety horizon, no
-  pod can be popped and every pod a queue timer would still retry (backoffQ;
-  the unschedulable pool through the 5-minute leftover flush) was last
-  attempted after the latest cluster change
-  (``Scheduler.would_retry_on_a_changed_cluster``): upstream would retry those
-  pods forever, each time with the same answer;
-- at the safety horizon;
-- when ``stop_when`` (checked after every cycle, and before each wait) says so.
+The run ends at ``until`` if given (queue timers keep retrying until then);
+without it, when no change is scheduled before the safety horizon, nothing can be
+popped and every pod a queue timer would retry was last attempted after the
+latest cluster change (``Scheduler.would_retry_on_a_changed_cluster``: upstream
+would retry forever with the same answer); at the safety horizon; or when
+``stop_when`` (checked after every cycle and before each wait) says so.
 """
 
 from __future__ import annotations

@@ -2,21 +2,17 @@
 
 ``RunRecord`` is fed only through ports, never by reading a backend's store:
 
-- as an ``EventSink`` (``kubesched.driver.events``) it sees every watch event the
-  scheduler sees, and keeps each pod's life (``PodLife``: created when its add
-  arrives, scheduled when an update first gives it a node, finished when an
-  update makes it Succeeded or Failed, deleted when its deletion arrives; the
-  pod as last seen), the ``--watch`` lines (one per pod event), the nodes and
-  the PersistentVolumeClaims and PersistentVolumes as they are now;
-- as the ``EventRecorder`` (``event``, ``preemption``, and ``controller_event`` for
-  a controller's object) it keeps the Kubernetes events and preemptions;
-- ``deleting(uid, reason)`` is the one thing a watch event does not carry: why
-  the backend deletes a pod (``Preempted``, ``Deleted``, ``NodeDeleted``); the
-  first reason given for a pod's life is kept, whether it comes before the
-  pod's add event was delivered or after.
+- as an ``EventSink`` it keeps each pod's life (``PodLife``: created, scheduled,
+  finished, deleted, the pod as last seen), the ``--watch`` lines, and the nodes,
+  claims and volumes as they are now;
+- as the ``EventRecorder`` (``event``, ``preemption``, ``controller_event``) it
+  keeps the Kubernetes events and preemptions;
+- ``deleting(uid, reason)`` says why the backend deletes a pod (``Preempted``,
+  ``Deleted``, ``NodeDeleted``); the first reason of a pod's life is kept, given
+  before or after its add event.
 
-Times come from the clock at delivery: a backend delivers every event of an
-instant before its clock moves on (``kubesched.driver.loop``).
+Times come from the clock at delivery (a backend delivers every event of an
+instant before its clock moves on).
 """
 
 from __future__ import annotations
