@@ -11,16 +11,11 @@ The templates are upstream's (test/integration/scheduler_perf/):
   node);
 - the preemptor of PreemptionBasic and PreemptionAsync, by ``preemptor_template``:
 
-  - ``default-preemption`` (the default): upstream's current one,
-    ``default_preemption/templates/pod-high-priority.yaml`` (kubernetes/kubernetes
-    121460defea7874f50c64bb8de51018a86c6eef3): priority 10000, 3970m / 500Mi
-    (requests = limits), ``terminationGracePeriodSeconds: 0``. A node holds four
-    low pods (3600m of 4000m), so each preemptor evicts all four
-    (3970 <= 4000 - 900k only for k = 0);
-  - ``legacy-3cpu``: ``templates/pod-high-priority.yaml``, which upstream used
-    before its preemption suites moved to ``default_preemption/`` and kubesched's
-    figures until then: priority 10, 3 CPU / 500Mi; each preemptor evicts three of
-    the four low pods.
+  ``default-preemption`` (default; ``default_preemption/templates/pod-high-priority.yaml``
+  at kubernetes/kubernetes 121460defea7): priority 10000, 3970m / 500Mi (requests =
+  limits), grace 0, so each preemptor evicts all four low pods of a node;
+  ``legacy-3cpu`` (``templates/pod-high-priority.yaml``): priority 10, 3 CPU / 500Mi,
+  evicting three of the four.
 
 Workloads (``default_preemption/performance-config.yaml``, ``misc/performance-config.yaml``):
 

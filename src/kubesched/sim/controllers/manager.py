@@ -1,19 +1,14 @@
 """Runs the workload controllers against the simulated cluster (the
 kube-controller-manager of the simulation).
 
-Objects of the input are handed over by the scenario when they are created;
-each controller syncs an object *after* every change of the instant is applied
-(engine priority ``PRIO_LATE``), as upstream's controllers act on informers
-that have seen the API writes: a dump's pods, ReplicaSets and Deployments,
-created in any order at time 0, are claimed by their owners before any of them
-creates anything (a 2-replica Deployment dumped with its ReplicaSet and 2 pods
-stays 2 pods). Later syncs are triggered as upstream's event handlers trigger
-them: a pod of a StatefulSet changes; a pod of a DaemonSet or Job finishes,
-starts terminating or goes; a node comes or goes (DaemonSets); a ReplicaSet's
-pod changes while its Deployment is rolling out; an orphan pod appears that a
-controller's selector matches (adoption); a Job finishes (its CronJob); a
-CronJob's next schedule time comes. ReplicaSets replace their pods from the
-watch events directly, as before.
+Each controller syncs an object *after* every change of the instant is applied
+(engine priority ``PRIO_LATE``), as upstream's controllers act on informers that
+have seen the API writes: a dump's pods, ReplicaSets and Deployments created at
+time 0 are claimed by their owners before any of them creates anything. Later
+syncs are triggered as upstream's event handlers trigger them (a pod of the
+workload changes, a node comes or goes, an orphan a selector matches appears, a
+Job finishes, a CronJob's schedule time comes); ReplicaSets replace their pods
+from the watch events directly.
 
 Syncs of one instant run in kind order (Deployments, ReplicaSets,
 StatefulSets, DaemonSets, CronJobs, Jobs) until none is left.

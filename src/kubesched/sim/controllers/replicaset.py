@@ -72,17 +72,11 @@ FAILED_CREATE: Final = "FailedCreate"
 class ReplicaSetController:
     """Keeps each ReplicaSet at its replica count; its pod events come from a watch.
 
-    A pod creation the API server refuses (Priority admission: the template's
-    PriorityClass was deleted) records upstream's ``FailedCreate`` event on the
-    ReplicaSet (``Error creating: pods "<rs>-" is forbidden: ...``) and leaves the
-    replica missing. Upstream retries with the workqueue's backoff (5 ms
-    doubling to 1000 s); kubesched retries at the ReplicaSet's next sync (one of
-    its pods goes) or when a PriorityClass is created, the only change that can
-    make the retry succeed.
-
-    ``delete_pod`` (graceful deletion) is needed to scale down, ``adopt_pod``
-    (writes the pod's owner references, returns the updated pod) to claim
-    orphans, ``related`` to rank scale-down victims by their Deployment's pods.
+    A pod creation the API server refuses (the template's PriorityClass was
+    deleted) records ``FailedCreate`` on the ReplicaSet and leaves the replica
+    missing; instead of upstream's workqueue backoff, kubesched retries at the next
+    sync or when a PriorityClass is created (the only change that can help).
+    ``adopt_pod`` writes an orphan's owner references and returns the updated pod.
     """
 
     create_pod: Callable[[Pod, int | None], None]

@@ -10,12 +10,10 @@ claim helpers of stateful_set_utils.go.
   ``persistentVolumeClaim`` volume per template (named after it), then the pod
   template's other volumes (one of a template's name is replaced);
 - ``create_claims`` (``createPersistentVolumeClaims``): each missing claim is
-  created, through the simulated API server (``sim.storage``: the
-  DefaultStorageClass admission gives it the default class when it names none,
-  and the PV controller takes it from there); an existing claim is reused (a
-  dump's, or the one a deleted pod of that name used), one being deleted is an
-  error. Errors are returned for the pod's ``FailedCreate`` event; a claim the
-  API server refuses also gets its own ``FailedCreate`` event;
+  created through the simulated API server (``sim.storage``); an existing claim is
+  reused (a dump's, or a deleted pod's of that name), one being deleted is an
+  error. Errors are returned for the pod's ``FailedCreate`` event; a claim the API
+  server refuses also gets its own ``FailedCreate`` event;
 - ``matches_retention`` / ``update_for_retention``
   (``ClaimsMatchRetentionPolicy`` / ``UpdatePodClaimForRetentionPolicy``): the
   claims' owner references follow the retention policy (``claim_owners``), so
@@ -23,11 +21,9 @@ claim helpers of stateful_set_utils.go.
 - ``is_stale`` (``PodClaimIsStale``): with ``whenScaled: Delete``, a claim still
   referring to an earlier pod of that name blocks the pod's creation.
 
-Claims are never deleted here: deleting or preempting a pod leaves them, and
-the pod created again under the same name uses them again.
-
-Success events (``SuccessfulCreate`` of claims) are not recorded, as for pods;
-each failure event is recorded once per claim until it succeeds.
+Claims are never deleted here: the pod created again under the same name uses
+them again. ``SuccessfulCreate`` of claims is not recorded (as for pods); each
+failure event is recorded once per claim until it succeeds.
 """
 
 from __future__ import annotations

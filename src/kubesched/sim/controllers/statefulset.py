@@ -24,20 +24,13 @@ whose name is one of its ordinals, which it adopts. Each sync:
   ordinal down while fewer than ``maxUnavailable`` (default 1) replicas are
   unavailable, and come back at the update revision; OnDelete leaves them.
 
-Claims (``stateful_claims``): before creating a pod, the set creates each of its
-missing ``volumeClaimTemplates`` claims ``<template>-<sts>-<ordinal>`` and gives
-the pod a ``persistentVolumeClaim`` volume per template (``CreateStatefulPod``);
-a Pending replica gets its missing claims created too; claims are kept when
-pods go (the pod created again under the same name uses them again), and their
-owner references follow ``persistentVolumeClaimRetentionPolicy`` for replicas,
-and for condemned pods before they are deleted, so that the garbage collector
-deletes them with a condemned pod (``whenScaled: Delete``) or with the set
-(``whenDeleted: Delete``).
+Claims (``stateful_claims``) are created before a pod (and for a Pending replica),
+kept when pods go, and their owner references follow the retention policy for
+replicas and for condemned pods before they are deleted.
 
 Not modelled: ``minReadySeconds``, the pod's hostname/subdomain, revision
-history, and ``UpdateStatefulPod`` for a pod of the input whose identity labels
-or volumes do not match the set (its spec cannot be updated in place anyway:
-upstream's update is refused by the API server).
+history, and ``UpdateStatefulPod`` for an input pod whose identity labels or
+volumes do not match the set (upstream's API server refuses that update anyway).
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
 """Cluster traces turned into Kubernetes objects for replay.
 
-One small module per trace format, all behind :class:`TraceFormat`: ``load``
-reads the format's files and returns :class:`TraceObjects` — ordinary api
-objects (``Node``, ``Pod``, ``PriorityClass``) whose simulated timing is
-carried by the simulation annotations every scenario understands
-(``kubesched.io/create-at``, ``kubesched.io/delete-at``,
-``kubesched.io/run-for``). From there the objects are either rendered as
-YAML manifests (:mod:`kubesched.sim.traces.manifests`, ``kubesched import``)
-or turned straight into a ``Scenario`` (:mod:`kubesched.sim.traces.replay`,
-``kubesched simulate --trace``), which is much faster than going through YAML.
-
-The registry maps a format name to its module; built-in formats are imported
-on first use, so importing this package costs nothing. A trace is named on
-the command line as ``FORMAT:PATH[,PATH...]`` (:func:`parse_trace_spec`).
-
-Who calls it: the CLI (``kubesched.cli.trace_commands``), benchmarks, tests.
-Errors in the trace files are :class:`~kubesched.api.errors.InputError` naming
-the file, the row and the column.
+One small module per trace format, all behind :class:`TraceFormat`: ``load`` reads
+the format's files and returns :class:`TraceObjects`, api objects whose timing is
+carried by the simulation annotations (``kubesched.io/create-at``, ``delete-at``,
+``run-for``). They are rendered as YAML manifests (``manifests``, ``kubesched
+import``) or turned straight into a ``Scenario`` (``replay``, ``kubesched simulate
+--trace``, much faster than through YAML). Built-in formats are imported on first
+use; a trace is named ``FORMAT:PATH[,PATH...]`` (:func:`parse_trace_spec`). Errors
+in trace files are :class:`~kubesched.api.errors.InputError` naming the file, row
+and column.
 """
 
 from __future__ import annotations
@@ -65,13 +57,11 @@ class TierPriority:
 class ImportOptions:
     """Options every format accepts; a format validates the ones it uses.
 
-    - ``seed``: seeds every random choice (sampling, node dropping/adding);
-      same files + same options = identical objects, in the same order.
-    - ``limit``: keep only the first N pods of the trace (in trace order),
-      before ``sample`` applies.
-    - ``sample``: an int N >= 1 keeps N pods chosen at random (all if fewer);
-      a Fraction in (0, 1] keeps ``round(f * pods)`` of them. Kept pods stay in
-      trace order.
+    - ``seed``: seeds every random choice; same files + same options = identical
+      objects, in the same order.
+    - ``limit``: keep only the first N pods (trace order), before ``sample``.
+    - ``sample``: an int N >= 1 keeps N random pods (all if fewer); a Fraction in
+      (0, 1] keeps ``round(f * pods)``. Kept pods stay in trace order.
     - ``time_scale``: every trace time and duration is multiplied by it
       (0.001 replays 1000 s of trace per simulated second); exact rational
       arithmetic, rounded to the nanosecond.
@@ -84,9 +74,8 @@ class ImportOptions:
       the format's defaults for the tiers given.
     - ``max_pods``: the ``pods`` allocatable of every node (the kubelet's default
       ``maxPods`` is 110).
-    - ``no_deletions``: pods get only ``create-at``: they never finish nor get
-      deleted, so the cluster fills up (the "schedule until full" experiments
-      traces like openb were published with).
+    - ``no_deletions``: pods get only ``create-at`` and never finish, so the
+      cluster fills up (the "schedule until full" experiments of openb).
     - ``max_input_bytes``: the most the trace's files may hold together
       (``kubesched.api.input_limits``; ``--max-input-bytes``).
     """

@@ -1,16 +1,10 @@
 """Api objects back to Kubernetes manifests, as users write them.
 
-``manifest(obj)`` turns a ``PriorityClass``, ``Node`` or ``Pod`` into the mapping a
-user would write (``apiVersion``/``kind``/``metadata``/``spec``/``status``), with
-quantities in canonical form (``12``, ``3152m``, ``16Gi``); reading the output
-back with ``kubesched.api.load.read_documents`` + ``load_objects`` gives equal
-objects. The renderer covers what trace importers produce; a field it cannot
-write (pod affinity, init containers, ...) raises ValueError instead of being
-dropped silently.
-
-Who calls it: ``kubesched import`` (``write_yaml``/``write_directory``) and tests.
-Pods are rendered before admission (``priorityClassName``, no ``priority``),
-exactly as a user would submit them.
+``PriorityClass``, ``Node`` and ``Pod`` become the mappings a user would write,
+quantities in canonical form (``12``, ``3152m``, ``16Gi``), pods before admission
+(``priorityClassName``, no ``priority``); loading the output back gives equal
+objects. A field the renderer cannot write (pod affinity, init containers, ...)
+raises ValueError instead of being dropped silently.
 """
 
 from __future__ import annotations
@@ -221,10 +215,9 @@ def manifest(obj: PriorityClass | Node | Pod) -> Manifest:
 
 
 def dump(docs: Iterable[Manifest], stream: IO[str]) -> None:
-    """Multi-document YAML, each document starting with ``---``, block style, keys in
-    manifest order: what PyYAML's ``dump_all(..., sort_keys=False,
-    explicit_start=True)`` writes for these documents (tests compare), about ten
-    times faster. Manifests hold only dicts, lists, strings, ints and bools."""
+    """What PyYAML's ``dump_all(..., sort_keys=False, explicit_start=True)`` writes
+    for these manifests (dicts, lists, strings, ints, bools; tests compare), 10x
+    faster."""
     for doc in docs:
         lines = ["---"]
         _emit_map(doc, 0, lines)
@@ -345,9 +338,7 @@ def write_yaml(trace: TraceObjects, stream: IO[str]) -> None:
 
 def write_directory(trace: TraceObjects, directory: str) -> list[str]:
     """``priorityclasses.yaml``, ``nodes.yaml`` and ``pods.yaml`` in ``directory``
-    (created if missing); returns the paths written. Loading the directory with
-    ``-f DIR`` reads them in name order, which is fine: PriorityClasses are
-    registered before any pod, and nodes exist from time 0."""
+    (created if missing); returns the paths written (``-f DIR`` loads them)."""
     os.makedirs(directory, exist_ok=True)
     written = []
     for name, docs in (

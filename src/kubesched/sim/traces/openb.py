@@ -1,32 +1,11 @@
 """The Alibaba ``openb`` GPU-cluster trace (clusterdata ``cluster-trace-gpu-v2023``).
 
-Two CSV files (README of the trace; docs/traces.md has the full mapping):
-
-- nodes: ``sn,cpu_milli,memory_mib,gpu,model``
-- pods: ``name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
-  creation_time,deletion_time,scheduled_time`` (times in seconds)
-
-Mapping, in short:
-
-- Node ``sn`` with ``status.allocatable`` ``cpu`` = cpu_milli (milli-CPU),
-  ``memory`` = memory_mib MiB, ``pods`` = ``ImportOptions.max_pods`` (110),
-  ``nvidia.com/gpu`` = gpu (omitted when 0) and label
-  ``openb.alibaba.com/gpu-model`` = model (omitted when empty).
-- Pod ``default/<name>``, one container ``main`` (image ``registry.k8s.io/pause:3.10``)
-  requesting cpu, memory and ``nvidia.com/gpu`` = num_gpu (also as its limit,
-  which the API server requires of extended resources); a required node
-  affinity ``openb.alibaba.com/gpu-model In (<gpu_spec models>)``; label
-  ``openb.alibaba.com/qos`` = qos; ``priorityClassName`` = ``openb-<qos>``.
-- Times: ``kubesched.io/create-at`` = creation_time; a pod the trace scheduled
-  gets ``kubesched.io/run-for`` = deletion_time - scheduled_time (it does the
-  same work whenever the replay starts it); a pod the trace never scheduled
-  gets ``kubesched.io/delete-at`` = deletion_time (its owner gave up then); a
-  pod without deletion_time runs until the end.
-- A pod asking for a fraction of one GPU (num_gpu >= 1 and gpu_milli < 1000)
-  follows ``ImportOptions.gpu_share``: ``round-up`` (whole GPUs), ``skip``, or
-  ``milli`` (scalar resource ``openb.alibaba.com/gpu-milli`` on pods and nodes,
-  which models a node's total GPU share but not per-GPU packing). The original
-  share is kept in annotation ``openb.alibaba.com/gpu-milli``.
+Two CSV files, nodes ``sn,cpu_milli,memory_mib,gpu,model`` and pods
+``name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
+creation_time,deletion_time,scheduled_time`` (times in seconds). docs/traces.md
+is the mapping to Node and Pod objects (resources, GPU-model affinity, QoS
+priority classes, ``create-at``/``run-for``/``delete-at`` timing, and
+``ImportOptions.gpu_share`` for fractional GPUs).
 """
 
 from __future__ import annotations

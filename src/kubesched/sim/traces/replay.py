@@ -1,17 +1,10 @@
 """Trace objects straight into a scenario, without writing and parsing YAML.
 
 ``build_scenario`` does for :class:`~kubesched.sim.traces.TraceObjects` what
-``kubesched.sim.scenario.load_scenario`` does for manifests of the same objects
-(PriorityClasses registered first, Priority admission and create-time mutations
-for every pod, the simulation annotations read, items ordered by creation time
-then input order), so a replay built either way makes the same decisions
-(tests/sim/traces check that). It is the fast path of
-``kubesched simulate --trace``: parsing the YAML of the full openb trace costs
-seconds, building its scenario here a fraction of one.
-
-``loaded_objects`` offers the same objects as ``kubesched.api.load.Loaded``
-entries, for a caller that merges a trace with ``-f`` manifests and then
-builds the scenario from the merged ``LoadResult``.
+``kubesched.sim.scenario.load_scenario`` does for manifests of the same objects,
+so a replay built either way makes the same decisions (tests/sim/traces check
+that), in a fraction of the time. ``loaded_objects`` offers the same objects as
+``kubesched.api.load.Loaded`` entries, to merge a trace with ``-f`` manifests.
 """
 
 from __future__ import annotations
@@ -34,10 +27,8 @@ HORIZON_MARGIN: Final = 24 * HOUR
 
 
 def horizon(trace: TraceObjects, margin: int | None = None) -> int:
-    """A safety horizon for ``run_scenario`` that follows the trace: its last event
-    plus ``margin`` (default: the trace's own span, at least a day), so that pods the
-    replay delays — even by as long again as the trace lasts — still finish. A
-    replay normally ends before it, when nothing is left to happen."""
+    """A safety horizon past the trace's last event by ``margin`` (default: the
+    trace's own span, at least a day), so that pods the replay delays still finish."""
     if margin is None:
         margin = max(HORIZON_MARGIN, trace.last_event)
     return trace.last_event + margin

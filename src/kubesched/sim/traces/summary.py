@@ -1,9 +1,7 @@
 """What a replay's users look at, computed from a finished run.
 
-``replay_summary(record, end_time)`` reads a run's ``RunRecord`` (every pod
-that existed, with created/scheduled/finished/deleted times, the preemptions
-and the nodes present at the end), and returns plain data (dicts, lists,
-numbers, strings; JSON-able and deterministic):
+``replay_summary(record, end_time)`` reads a run's ``RunRecord`` and returns
+JSON-able, deterministic plain data:
 
 - per priority tier (the pod's ``priorityClassName``, or ``priority <n>``
   without one; ordered by priority, highest first) and in total: pods,
@@ -16,8 +14,7 @@ numbers, strings; JSON-able and deterministic):
   still count, finished ones no longer do, as the scheduler's cache sees it)
   and its ratio to the total allocatable of the nodes present at the end.
 
-``render_summary`` prints the same as a few aligned text lines. Nothing here
-imports the CLI; ``summarize_run`` takes a ``kubesched.sim.scenario.Run``.
+``render_summary`` prints the same as a few aligned text lines.
 """
 
 from __future__ import annotations
