@@ -1,25 +1,18 @@
 """Caps on what reading the input may cost, and reading within them.
 
-Who calls it: ``kubesched.api.load`` (``read_documents``, ``load_objects``) and
-the CLI, whose ``--max-input-bytes`` / ``--max-objects`` flags fill
-:class:`InputLimits`. A cap that is hit is an :class:`InputError` naming the
-flag, e.g. ``pods.yaml: input is larger than 256 MiB (--max-input-bytes)``.
+The CLI's ``--max-input-bytes`` / ``--max-objects`` fill :class:`InputLimits`; a
+cap that is hit is an :class:`InputError` naming the flag, e.g. ``pods.yaml: input
+is larger than 256 MiB (--max-input-bytes)``.
 
-- ``max_input_bytes`` bounds the bytes read from all ``-f`` inputs together.
-  Files are read in chunks and checked as they come: a regular file larger than
-  what is left is refused before reading, an endless stream (``/dev/zero``, a
-  pipe) is cut off at the cap; the first NUL byte or byte that is not UTF-8
-  (binary input, ``/dev/urandom``) stops reading at once.
-- ``max_objects`` bounds the objects of the input (documents and ``List``
-  items, ignored kinds included) plus the pods that workloads' ``replicas`` ask
-  for: a Deployment of 2^31-1 replicas is refused instead of filling memory.
+- ``max_input_bytes`` bounds the bytes of all ``-f`` inputs together, checked as
+  chunks are read (a larger regular file is refused before reading, an endless
+  stream is cut off); the first NUL or non-UTF-8 byte stops reading at once.
+- ``max_objects`` bounds the input's objects (``List`` items and ignored kinds
+  included) plus the pods workloads' ``replicas`` ask for.
 
 Defaults (see README): 512 MiB holds a 10,000-node ``kubectl get nodes -o yaml``
-dump (15-25 KB per node with its image list and managedFields, so 150-250 MB)
-with room for tens of thousands of pods; parsing realistic YAML costs about 13
-times the text in memory (up to about 40 times for text made of tiny nodes).
-2,000,000 objects is a 10,000-node cluster at upstream's default of 110 pods per
-node, with room for the nodes and workloads.
+dump (150-250 MB) with room for pods (parsing costs ~13x the text in memory);
+2,000,000 objects is 10,000 nodes at 110 pods each, plus workloads.
 """
 
 from __future__ import annotations

@@ -3,22 +3,17 @@
 Two steps, both raising only :class:`InputError` for bad input:
 
 - :func:`read_documents` reads ``-f`` arguments (simulate-interface.md): a file, a
-  directory (its ``*.yaml``, ``*.yml``, ``*.json``, sorted by name, not
-  recursive) or ``-`` for stdin. A stream starting with ``{`` is read as JSON
-  (one or more concatenated objects), anything else as multi-document YAML
-  (``parsing.py``, safe on hostile text). Empty documents are skipped;
-  ``kind: List`` and ``*List`` kinds are unpacked in order, the items of a typed
-  list (``PodList`` as the API returns it) taking its kind and apiVersion when
-  they have none. Bytes read and objects found are capped (``input_limits.py``).
-- :func:`load_objects` converts each document by kind (``convert/``), in input
+  directory (its ``*.yaml``, ``*.yml``, ``*.json`` by name, not recursive) or
+  ``-``. A stream starting with ``{`` is JSON (concatenated objects), anything
+  else multi-document YAML. Empty documents are skipped; ``List`` and ``*List``
+  kinds are unpacked in order, items of a typed list taking its kind and
+  apiVersion when they have none. Input is capped (``input_limits.py``).
+- :func:`load_objects` converts each document by kind (``convert/``) in input
   order, validates what the API server would (``meta_validation.py``), counts
-  kinds it does not act on in ``LoadResult.ignored`` (or ``unmodelled`` when
-  they can change scheduling) and skips pods with resource claims.
+  kinds it does not act on and skips pods with resource claims.
 
-Nothing here is admitted yet: the caller admits each pod when it is created,
-against the PriorityClasses that exist then (``kubesched.sim.priority_classes``,
-with ``Loaded.spec_priority``/``spec_preemption_policy``). Timestamps are nanoseconds since the
-Unix epoch, not rebased onto a run's clock.
+Nothing is admitted here: the caller admits each pod when it is created
+(``kubesched.sim.priority_classes``). Timestamps are Unix-epoch nanoseconds.
 """
 
 from __future__ import annotations

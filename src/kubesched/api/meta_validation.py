@@ -1,8 +1,7 @@
 """The API server's validation of labels, annotations and container resources.
 
-Who calls it: ``kubesched.api.load``, after an object has converted (so every
-field read here has the right type), with :func:`validate_object`. It raises
-:class:`InputError` with ``field`` set and upstream's wording:
+:func:`validate_object` runs after an object converted (fields have their types)
+and raises :class:`InputError` with ``field`` set and upstream's wording:
 
 - label keys and values (apimachinery ``ValidateLabels`` / ``IsQualifiedName`` /
   ``IsValidLabelValue``) of ``metadata.labels``, a pod template's labels, a pod

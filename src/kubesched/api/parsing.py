@@ -1,20 +1,14 @@
 """YAML and JSON text to plain values (dicts, lists, scalars), safe on hostile input.
 
-Who calls it: ``kubesched.api.load`` (``parse_text``). Both functions raise only
-:class:`InputError` (``malformed YAML: line 3, column 7: ...``), never crash and
-never build more than the text describes:
+Both functions raise only :class:`InputError` (``malformed YAML: line 3, column 7:
+...``), never crash and never build more than the text describes:
 
-- YAML is built from libyaml's event stream with an explicit stack, not by
-  PyYAML's composer: the composer's C recursion overflows the stack on deeply
-  nested input (a segmentation fault at about 50,000 levels), and it holds the
-  whole node tree of a document in memory next to the result (about a hundred
-  times the text for documents of tiny nodes). Nesting deeper than
-  :data:`MAX_NESTING` levels is an error.
-- YAML aliases share the anchored value (nothing is copied). A document whose
-  aliases would expand to far more than it spells out is refused as go-yaml (the
-  library behind ``kubectl`` and the API server) refuses it: ``document contains
-  excessive aliasing`` (billion laughs). An alias to an anchor still being built
-  (a value containing itself) is an error.
+- YAML is built from libyaml's event stream with an explicit stack: PyYAML's
+  composer overflows the C stack on deep nesting (segfault at ~50,000 levels) and
+  holds a node tree of ~100x the text. Nesting beyond :data:`MAX_NESTING` is an error.
+- Aliases share the anchored value. A document whose aliases expand to far more
+  than it spells out is refused as go-yaml refuses it (``document contains
+  excessive aliasing``); an alias to an anchor still being built is an error.
 - As Kubernetes reads YAML (YAML 1.1 scalars, then JSON): timestamps stay strings,
   a repeated mapping key is an error, merge keys (``<<``) merge, and numbers JSON
   cannot carry (NaN, infinities, integers of more than 4300 digits) are errors.

@@ -1,23 +1,14 @@
 """The reader kit: typed reading of a decoded YAML/JSON document, shared by the
-input objects (``kubesched.api.convert``) and the scheduler configuration
-(``kubesched.scheduler.config.decode``).
+input objects (``api.convert``) and the scheduler configuration (``config.decode``).
 
-A :class:`Reader` owns the structure, the same for every caller: ``null`` is an
-absent field (Go's JSON decoding), mappings, lists, strings, booleans and
-integers are checked for their JSON type, integers for the Go field's range
-(int32/int64), and every problem names the JSON path of the field
-(``spec.containers[0].name``, children joined by ``.``, list items ``[i]``).
-A :class:`ReadPolicy` owns the wording and the unknown fields:
-
-- :data:`INPUT` (Kubernetes objects): unknown fields are ignored, a bad value
-  reads ``expected a string, got 5``, an integral float (``3.0``) is an integer,
-  and the error is an :class:`InputError` with ``field`` set (see
-  ``kubesched.api.messages``). The module-level functions below are this
-  policy's reader, plus the few readers only objects need (``get_str_map``,
-  ``req_str``, ``enum``, ``opt_enum``).
-- the scheduler configuration's strict policy (``scheduler/config/decode.py``):
-  unknown fields are rejected (``strict decoding error: unknown field "x"``),
-  problems are worded as Go's ``json.Unmarshal`` words them.
+A :class:`Reader` owns the structure: ``null`` is an absent field (Go's JSON
+decoding), values are checked for their JSON type and integers for the Go field's
+range (int32/int64), and every problem names the field's JSON path
+(``spec.containers[0].name``). A :class:`ReadPolicy` owns the wording and unknown
+fields: :data:`INPUT` (objects; the module-level functions) ignores unknown fields,
+says ``expected a string, got 5``, takes ``3.0`` as an integer and raises
+:class:`InputError` with ``field`` set; the configuration's strict policy rejects
+unknown fields and words problems as Go's ``json.Unmarshal``.
 
 The ``get_*`` readers return a default for an absent field, the ``opt_*``
 readers None (a nil pointer upstream).

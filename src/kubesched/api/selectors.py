@@ -1,10 +1,7 @@
 """Label and node selectors: matching and validation, as upstream evaluates them.
 
-Pure functions over the frozen selector types of ``api/types.py``. Who calls it:
-the NodeAffinity / InterPodAffinity / PodTopologySpread plugins and the
-preemption PDB check (matching), object loading (validation).
-
-Sources followed (apimachinery / component-helpers at v1.36):
+Pure functions over the frozen selector types of ``api/types.py``, following
+apimachinery / component-helpers at v1.36:
 
 - ``labels.Requirement.Matches`` (pkg/labels/selector.go): In / NotIn / Exists /
   DoesNotExist / Gt / Lt; NotIn and DoesNotExist match when the key is absent;
@@ -21,11 +18,9 @@ Sources followed (apimachinery / component-helpers at v1.36):
 - field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
   "x": detail``) for API validation messages.
 
-Messages follow master's ``api/validate/content`` texts except ``MaxLenError``,
-where we keep the long-standing "must be no more than 63 characters" (master's
-content package now says "bytes"; v1.36's wording could not be confirmed). The
-name rules take the wording as ``unit``: the API validation of object metadata
-(``kubesched.api.meta_validation``) says "bytes".
+Messages follow master's ``api/validate/content`` texts except ``MaxLenError``
+("must be no more than 63 characters"; master says "bytes", as
+``kubesched.api.meta_validation`` does via the name rules' ``unit``).
 """
 
 from __future__ import annotations
