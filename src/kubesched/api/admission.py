@@ -333,16 +333,13 @@ def prepare_pod_for_create(pod: Pod) -> None:
     """The pod registry's create-time mutations, applied once when a pod is created:
 
     - MatchLabelKeysInPodAffinity (GA): each ``matchLabelKeys`` key the pod has a
-      label for adds ``key In (value)`` to the term's label selector, each
-      ``mismatchLabelKeys`` key adds ``key NotIn (value)``;
+      label for adds ``key In (value)`` to the term's label selector (terms without
+      one match nothing and are left alone), ``mismatchLabelKeys`` ``key NotIn``;
     - MatchLabelKeysInPodTopologySpreadSelectorMerge (beta, on since v1.34): the
-      same for topology spread constraints' ``matchLabelKeys`` (``In`` only);
+      same for topology spread constraints' ``matchLabelKeys`` (``In`` only); the
+      fields are kept, so merging again (as PodTopologySpread does) only duplicates;
     - a pod with scheduling gates and no ``PodScheduled`` condition gets
       ``PodScheduled=False`` with reason ``SchedulingGated``.
-
-    Terms without a label selector are left alone (they match nothing). The
-    ``matchLabelKeys`` fields are kept, so a plugin that merges them again (as
-    upstream PodTopologySpread does) adds only duplicate requirements.
     """
     spec = pod.spec
     keys = _label_keys(spec)

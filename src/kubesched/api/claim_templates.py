@@ -1,22 +1,13 @@
 """A StatefulSet's ``spec.volumeClaimTemplates`` and
 ``spec.persistentVolumeClaimRetentionPolicy``, as the API server stores them.
 
-Upstream's StatefulSet validation (pkg/apis/apps/validation
-``ValidateStatefulSetSpec``) checks the retention policy (``whenDeleted`` and
-``whenScaled``: ``Retain`` or ``Delete``, ``Retain`` when unset, as
-``SetDefaults_StatefulSet`` defaults them) but not the claim templates: a
-template is validated when the StatefulSet controller creates a claim from it,
-and the API server refuses that claim. So a template whose claim would be
-refused does not make the StatefulSet bad input; it is kept with the API
-server's reason (``VolumeClaimTemplate.refusal``), and the controller records
-upstream's ``FailedCreate`` events instead of creating pods.
-
-A template's ``metadata`` must still decode (a map, string name, string maps of
-labels and annotations): a wrong type there is refused with the StatefulSet.
-
-Made by ``kubesched.api.convert.workloads`` (a StatefulSet's
-``StatefulSetDetails``); read by the simulated StatefulSet controller
-(``kubesched.sim.controllers``).
+``ValidateStatefulSetSpec`` checks the retention policy (``whenDeleted`` and
+``whenScaled``: ``Retain`` or ``Delete``, defaulting to ``Retain``) but not the
+claim templates: the API server refuses a bad claim only when the controller
+creates it. So a template whose claim would be refused is kept with the reason
+(``VolumeClaimTemplate.refusal``) and the controller records ``FailedCreate``
+events instead of creating pods; only a template ``metadata`` that fails to decode
+makes the StatefulSet bad input.
 """
 
 from __future__ import annotations

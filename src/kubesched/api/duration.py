@@ -1,20 +1,12 @@
 """Go durations: ``time.ParseDuration`` and ``time.Duration.String``, exactly.
 
-Who calls it: scenario loading (``kubesched.io/create-at``, ``delete-at``,
-``run-for`` annotations), ``--until``, and output that prints durations.
-Durations are integer nanoseconds (int64 range), like ``api.types.Time``.
-
-Transcribed from Go's src/time/format.go (behaviour, not code): a possibly signed
-sequence of decimal numbers, each with an optional fraction and a unit among
-``ns us µs μs ms s m h``; ``"0"`` alone (optionally signed) is zero; fractions
-are added through float64 exactly as Go does, so ``"1.0000000001s"`` agrees to
-the nanosecond; overflow past int64 is an error, except that ``-9223372036854775808ns``
-is accepted. Errors carry Go's message, with Go's quoting of the input
-(non-ASCII and control bytes as ``\\xNN``):
-
-- ``time: invalid duration "x"``
-- ``time: missing unit in duration "10"``
-- ``time: unknown unit "d" in duration "1d"``
+Durations are integer nanoseconds (int64 range), like ``api.types.Time``. Parsing
+follows Go's src/time/format.go (behaviour, not code): signed sequences of decimal
+numbers with optional fraction and a unit among ``ns us µs μs ms s m h``; ``"0"``
+alone is zero; fractions go through float64 as in Go (``"1.0000000001s"`` agrees to
+the nanosecond); overflow past int64 is an error except ``-9223372036854775808ns``.
+Errors carry Go's message and quoting (``time: invalid duration "x"``, ``time:
+missing unit in duration "10"``, ``time: unknown unit "d" in duration "1d"``).
 """
 
 from __future__ import annotations

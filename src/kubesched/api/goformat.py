@@ -1,18 +1,11 @@
 """Go's formatting and integer arithmetic, where kubesched must print or compute
 exactly what kube-scheduler does: the one home of these helpers.
 
-- ``go_quote``: ``strconv.Quote`` (``%q`` of a string); ``time_quote``: the time
-  package's own, different ``quote`` (``time.ParseDuration``'s errors).
-- ``go_string_slice``: ``%#v`` of a ``[]string``; ``go_list``: ``%v`` of one.
-- ``go_aggregate``: ``utilerrors.NewAggregate(errs).Error()``.
-- ``go_div`` / ``go_div_vec``: Go's integer ``/`` (truncation toward zero).
-- ``go_round`` / ``go_round_vec``: ``math.Round`` (halves away from zero).
-- ``Ops``: these and the few other operations of a Go formula as one namespace,
-  ``ONE`` over Python numbers (one node) and ``MANY`` over numpy arrays (one
-  element per node), so that a formula written once over ``Ops`` is both forms.
-
-The ``_vec`` forms are elementwise over int64 / float64 numpy arrays and agree
-with the scalar forms wherever the values fit int64.
+``Ops`` gathers these and the few other operations of a Go formula as one
+namespace, ``ONE`` over Python numbers (one node) and ``MANY`` over numpy arrays
+(one element per node), so a formula written once over ``Ops`` is both forms. The
+``_vec`` forms are elementwise over int64 / float64 arrays and agree with the
+scalar forms wherever the values fit int64.
 """
 
 from __future__ import annotations

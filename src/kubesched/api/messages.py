@@ -7,9 +7,6 @@ shortened to stay on one line (``quote``), numbers bare, other values by their
 JSON type (``describe``). :func:`fail` makes the :class:`InputError` whose
 ``field`` is the JSON path (``spec.containers[0].name``); the loader adds the
 file and the object.
-
-Who calls it: the input reader (``kubesched.api.reader``), the converters
-(``kubesched.api.convert``) and the API validation modules of ``kubesched.api``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Kubernetes resource quantities, parsed exactly as apimachinery's ``resource.Quantity``.
 
-Who calls it: object loading (``scheduler_amount``) and
-test builders. Everything here is pure.
-
 Grammar (quantity.go's doc comment)::
 
     <quantity>  ::= <sign>? <number> <suffix>
@@ -11,38 +8,27 @@ Grammar (quantity.go's doc comment)::
                   | n | u | m | "" | k | M | G | T | P | E  (decimal SI)
                   | e<signed int> | E<signed int>         (decimal exponent)
 
-The parser is a transcription of upstream's *behaviour* (``parseQuantityString``,
-``ParseQuantity``, ``suffixer.interpret``), quirks included, because a string
-upstream accepts must be accepted here with the same value, and a string it rejects
-must be rejected with the same message:
+The parser transcribes upstream's *behaviour* (``parseQuantityString``,
+``ParseQuantity``, ``suffixer.interpret``), quirks included: same accepted strings
+and values, same messages for rejected ones:
 
-- ``ERR_FORMAT_WRONG`` for text the scanner cannot split (``"1.2.3"``, ``"1 "``,
-  ``" 1"``, ``"aoeu"``, ``""``); ``ERR_SUFFIX`` for a split whose suffix is not
-  one of the above (``"5i"``, ``"1Ki1"``, ``"1e"``, ``"1e+"``, ``"0.1mi"``);
-  ``ERR_NUMERIC`` when the slow (``inf.Dec``) path sees a number with no digit
-  (``"e-10"``, ``"Ei"``, ``".Pi"``).
-- Quirks kept because upstream has them: a number may be empty or just a dot
-  when the fast path handles it, so ``"-"``, ``"+"``, ``"."``, ``"e3"``,
-  ``"Ki"`` and ``"1."``/``"1.G"`` all parse (to 0, 0, 0, 0, 0, 1, 1e9); ``"1E"`` is
-  ``1 * 10^18`` (suffix ``E``) while ``"1e"`` is an error; a decimal exponent is
-  parsed as int64 and then narrowed to int32 with wrap-around (``"1e4294967297"``
-  is ``10``), as v1.36 does (master has since started rejecting exponents outside
-  int32, kubernetes#142395; we follow the release).
-- The value is rounded away from zero to a multiple of 1n (``"0.1n"`` -> 1n,
-  ``"1e-7466"`` -> 1n) and a binary-suffixed magnitude is capped at 2^63-1
-  (``"9Ei"`` -> 2^63-1), as upstream's slow path does.
+- ``ERR_FORMAT_WRONG`` when the scanner cannot split (``"1.2.3"``, ``" 1"``, ``""``);
+  ``ERR_SUFFIX`` for an unknown suffix (``"5i"``, ``"1e"``, ``"0.1mi"``);
+  ``ERR_NUMERIC`` when the slow (``inf.Dec``) path sees no digit (``"e-10"``, ``".Pi"``).
+- The fast path allows an empty or dot-only number: ``"-"``, ``"."``, ``"e3"``,
+  ``"Ki"`` parse to 0, ``"1."``/``"1.G"`` to 1 and 1e9; ``"1E"`` is 10^18 while
+  ``"1e"`` is an error; a decimal exponent is parsed as int64 and narrowed to int32
+  with wrap-around (``"1e4294967297"`` is 10), as v1.36 does (master now rejects
+  it, kubernetes#142395; we follow the release).
+- Values are rounded away from zero to a multiple of 1n (``"0.1n"`` -> 1n) and
+  binary-suffixed magnitudes are capped at 2^63-1 (``"9Ei"``), as the slow path does.
 
-Limits (decided here, documented): magnitudes above 2^63-1 parse, as upstream,
-but no int64 accessor can represent them (v1.36's ``Value()``/``MilliValue()``
-silently return 0 or a wrapped number; master saturates), so ``milli_value`` and
-``value`` raise ``QuantityError(ERR_OUT_OF_RANGE)`` instead. To bound the work
-on absurd exponents (``1e2147483647``, which upstream accepts), a value of 10^1000
-or more raises ``ERR_TOO_LARGE`` at parse time; nothing usable is lost.
-
-Rounding of the accessors: ``milli_value``/``value`` round *away from zero* to an
-integer (``ceil`` for the non-negative amounts the API server admits). That is
-``MilliValue()``/``Value()`` of the int64 fast path, which is how every ordinary
-string is held, and master's documented behaviour for all paths (kubernetes#138510).
+Limits (ours): magnitudes above 2^63-1 parse, but ``milli_value``/``value`` raise
+``ERR_OUT_OF_RANGE`` (v1.36's int64 accessors return garbage, master saturates);
+values of 10^1000 or more raise ``ERR_TOO_LARGE`` at parse time, bounding the work
+on absurd exponents. The accessors round *away from zero* (``ceil`` for the
+non-negative amounts the API server admits): ``MilliValue()``/``Value()`` of the
+int64 fast path and master's documented behaviour (kubernetes#138510).
 """
 
 from __future__ import annotations

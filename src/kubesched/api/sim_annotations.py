@@ -1,10 +1,7 @@
 """The ``kubesched.io/*`` simulation annotations, in one place.
 
-Who calls it: ``kubesched.api.load`` refuses an object carrying a
-``kubesched.io/`` annotation that is not in :data:`KNOWN` (a typo such as
-``kubesched.io/delete-after`` must not silently run forever); the simulator
-(``kubesched.sim.scenario``) reads the known ones. A branch adding an annotation
-adds it to :data:`KNOWN`.
+``kubesched.api.load`` refuses a ``kubesched.io/`` annotation not in :data:`KNOWN`
+(a typo such as ``kubesched.io/delete-after`` must not silently run forever).
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Typed storage objects: PersistentVolumeClaim, PersistentVolume, StorageClass,
 CSINode, and the volumes of a pod spec, holding only what scheduling needs.
 
-Conventions (as ``api.types``):
-
-- Every object here is a frozen dataclass compared by identity (``eq=False``).
-  The cluster replaces a changed object by a changed copy
-  (``dataclasses.replace``), so watchers see (old, new) pairs.
-- Storage sizes are integers in bytes (``request`` / ``capacity``).
-- Times are integer nanoseconds of the run's clock.
-
-Field names follow the Kubernetes API (``spec.storageClassName`` is
-``storage_class_name``); where the API has ``nil`` versus ``""`` semantics
-(a claim's ``storageClassName``) the field is ``str | None``.
+Conventions as ``api.types``; in addition every object here is frozen (a change is
+a ``dataclasses.replace`` copy, so watchers see (old, new) pairs), sizes are bytes,
+and a field with ``nil`` versus ``""`` semantics (a claim's ``storageClassName``)
+is ``str | None``.
 """
 
 from __future__ import annotations

@@ -2,21 +2,18 @@
 
 Pure functions with upstream's semantics (``k8s.io/api/core/v1``
 ``Toleration.ToleratesTaint`` and ``component-helpers/scheduling/corev1``
-``TolerationsTolerateTaint`` / ``FindMatchingUntoleratedTaint``). Used by the
-TaintToleration and NodeUnschedulable plugins, by PodTopologySpread's
-``nodeTaintsPolicy`` and by the queueing hints.
+``TolerationsTolerateTaint`` / ``FindMatchingUntoleratedTaint``).
 
 Rules of ``tolerates_taint`` (in this order):
 
 1. A non-empty toleration ``effect`` must equal the taint's effect; an empty one
    matches every effect.
 2. A non-empty toleration ``key`` must equal the taint's key; an empty key
-   matches every key. (API validation only allows an empty key together with
-   ``Exists``, but matching does not check that, and neither do we.)
+   matches every key (matching does not check API validation's ``Exists`` rule).
 3. Operator ``""``/``Equal`` compares values; ``Exists`` matches any value;
-   ``Lt``/``Gt`` compare integers (only with the ``TaintTolerationComparisonOperators``
-   feature gate, alpha and off by default up to v1.36: with the gate off they never
-   match); any other operator never matches.
+   ``Lt``/``Gt`` compare integers only with the alpha
+   ``TaintTolerationComparisonOperators`` gate (off up to v1.36: never match);
+   any other operator never matches.
 """
 
 from __future__ import annotations

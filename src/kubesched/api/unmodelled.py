@@ -1,19 +1,13 @@
 """Kinds that change what the scheduler would do, but that kubesched does not model.
 
-Who calls it: ``kubesched.api.load`` counts such objects apart from the kinds it
-ignores, and the CLI names them in one warning line on stderr::
+``kubesched.api.load`` counts such objects apart from the ignored kinds, and the
+CLI names them in one warning (``warning: 3 objects that can change scheduling are
+not modelled: 2 LimitRange, 1 ResourceQuota``). Each entry is ``kind: (API group,
+why it matters)``; delete a line when the kind gets modelled (``load.KINDS`` wins).
 
-    warning: 3 objects that can change scheduling are not modelled: 2 LimitRange, 1 ResourceQuota
-
-Each entry is ``kind: (API group, why it matters to scheduling)``, one line each:
-delete a kind's line when it gets modelled. (``load`` acts on the kinds of
-``load.KINDS`` before looking here, so a forgotten line is harmless.)
-
-Left out on purpose: ``Service`` (it feeds only PodTopologySpread's system-default
-spreading selector, a score; and the ``ignored`` summary line of the interface
-contract counts Services), ``HorizontalPodAutoscaler`` (it changes replica counts
-over time, not a scheduling decision), ``Workload``/``PodGroup`` (alpha, gated
-off by default in v1.36).
+Left out on purpose: ``Service`` (only a score's default spreading selector; the
+``ignored`` line counts it), ``HorizontalPodAutoscaler`` (replica counts, not a
+scheduling decision), ``Workload``/``PodGroup`` (alpha, off in v1.36).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The workload kinds kubesched runs controllers for, as typed objects: a
 :class:`Workload` (an apps/v1 Deployment, ReplicaSet, StatefulSet or DaemonSet, a
 batch/v1 Job or CronJob) whose ``details`` holds the kind's own fields, the
-kinds' enum values and the labels the API server adds to a Job.
-
-Made by ``kubesched.api.convert.workloads`` (and ``convert.batch``) from the
-input, with the API server's defaulting and validation; read by the simulated
-controllers (``kubesched.sim.controllers``).
+kinds' enum values and the labels the API server adds to a Job (made by
+``api.convert.workloads``/``batch``, read by ``sim.controllers``).
 """
 
 from __future__ import annotations

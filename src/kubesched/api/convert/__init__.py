@@ -1,33 +1,18 @@
 """Field-level conversion of Kubernetes JSON (as parsed from YAML/JSON) into typed
-objects (``api.types``, ``api.storage``, ``api.workloads``), one module per kind:
+objects (``api.types``, ``api.storage``, ``api.workloads``): one module per kind
+(``pod``, ``node``, ``policy``, ``meta``, ``storage``, ``workloads`` and ``batch``
+sharing ``templates``) and the shared pieces (``selectors``, ``scheduling``,
+``values``).
 
-- ``pod`` (Pod, the pod spec), ``node`` (Node), ``policy`` (PriorityClass,
-  PodDisruptionBudget), ``meta`` (metadata, Namespace), ``storage``
-  (PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, pod volumes),
-  ``workloads`` and ``batch`` (Deployment, ReplicaSet, StatefulSet, DaemonSet,
-  Job, CronJob, sharing ``templates``);
-- the pieces the kinds share: ``selectors`` (label/node selectors, affinity),
-  ``scheduling`` (taints, tolerations, topology spread), ``values`` (times,
-  resource lists, IntOrString).
-
-Called by :func:`kubesched.api.load.load_objects`, one document at a time. Each
-``convert_*`` function reads only the fields scheduling needs with the reader
-kit (``kubesched.api.reader``), ignores unknown fields, applies the API server's
-*defaulting* that changes what the scheduler sees (container requests default to
-limits, pod-level requests, host-network ports, the namespace name label) and
-its *validation* where upstream would reject the object (enums, ranges, required
-values), with upstream's wording.
-
-Every problem raises :class:`InputError` with ``field`` set to the JSON path
-(``spec.containers[0].resources.requests.cpu``); the caller adds ``source`` and
-``obj``. ``null`` is treated as absent everywhere, as Go's JSON decoding does.
-
-Timestamps (RFC 3339) become integer nanoseconds since the Unix epoch and are
-stored as-is in ``Time`` fields; the simulator rebases them onto its clock.
-
-This package's own names are what the loader calls, and what the simulator
-imports from it: ``Workload`` (defined by ``kubesched.api.workloads``) and the DNS
-name checks.
+:func:`kubesched.api.load.load_objects` calls it one document at a time. Each
+``convert_*`` reads only the fields scheduling needs (``api.reader``), ignores
+unknown fields, applies the API server's *defaulting* that changes what the
+scheduler sees (container requests default to limits, pod-level requests,
+host-network ports, the namespace name label) and its *validation* where upstream
+would reject the object, with upstream's wording. Every problem raises
+:class:`InputError` with ``field`` set to the JSON path; the caller adds ``source``
+and ``obj``. ``null`` is absent everywhere, as in Go's JSON decoding. RFC 3339
+timestamps become Unix-epoch nanoseconds (the simulator rebases them).
 """
 
 from kubesched.api.convert.meta import (

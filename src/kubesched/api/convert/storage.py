@@ -1,13 +1,7 @@
-"""The storage kinds and a pod's ``spec.volumes``, converted into ``api.storage``.
-
-Called by :func:`kubesched.api.load.load_objects` (PersistentVolumeClaim,
-PersistentVolume, StorageClass, CSINode) and by ``convert.pod.pod_spec`` (volumes),
-with the conventions of :mod:`kubesched.api.convert`: every problem
-raises :class:`InputError` with ``field`` set to the JSON path; the API
-server's defaulting that changes what the scheduler sees is applied
-(``volumeMode: Filesystem``, ``volumeBindingMode: Immediate``, reclaim policies,
-``rbd.pool: rbd``) and its validation where it would reject the object, with
-upstream's wording (pkg/apis/core/validation, pkg/apis/storage/validation).
+"""The storage kinds and a pod's ``spec.volumes``, converted into ``api.storage``
+with the conventions of :mod:`kubesched.api.convert`; defaulting includes
+``volumeMode: Filesystem``, ``volumeBindingMode: Immediate``, reclaim policies and
+``rbd.pool: rbd`` (pkg/apis/core/validation, pkg/apis/storage/validation).
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """The workload kinds kubesched runs controllers for, converted and validated.
 
 ``convert_workload(raw, kind)`` reads an apps/v1 Deployment, ReplicaSet,
-StatefulSet or DaemonSet here, or a batch/v1 Job or CronJob
-(``kubesched.api.convert.batch``), into a :class:`~kubesched.api.workloads.Workload`
-whose ``details`` holds the kind's own fields, with the API server's defaulting
-(``SetDefaults_*``) and the validation that would reject the object, in
-upstream's wording (pkg/apis/apps/validation, pkg/apis/batch/validation).
-A StatefulSet's claim templates are kept even where the API server would refuse
-their claims (``kubesched.api.claim_templates`` says why).
-
-Status fields of a dump are read where a controller continues from them: a
-StatefulSet's ``currentRevision``/``updateRevision``, a Job's counts,
-completion and start time, a CronJob's ``lastScheduleTime`` and active Jobs.
-Times stay absolute (nanoseconds since the Unix epoch); the simulator rebases.
+StatefulSet or DaemonSet here, or a batch/v1 Job or CronJob (``convert.batch``),
+into a :class:`~kubesched.api.workloads.Workload` with the API server's defaulting
+(``SetDefaults_*``) and validation (pkg/apis/apps/validation,
+pkg/apis/batch/validation). Claim templates the API server would refuse are kept
+(``api.claim_templates``). Dump status fields a controller continues from are read:
+a StatefulSet's revisions, a Job's counts, completion and start time, a CronJob's
+``lastScheduleTime`` and active Jobs.
 """
 
 from __future__ import annotations

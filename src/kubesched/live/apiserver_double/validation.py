@@ -41,25 +41,14 @@ def validate_name(name: str, label_only: bool) -> list[FieldError]:
         return [
             FieldError("FieldValueRequired", "metadata.name", "name or generateName is required")
         ]
-    if label_only:
-        if len(name) > 63:
-            return [
-                FieldError(
-                    "FieldValueInvalid", "metadata.name", "must be no more than 63 characters", name
-                )
-            ]
-        if not _LABEL.match(name):
-            return [FieldError("FieldValueInvalid", "metadata.name", DNS1123_LABEL_MSG, name)]
+    limit, pattern, msg = (
+        (63, _LABEL, DNS1123_LABEL_MSG) if label_only else (253, _SUBDOMAIN, DNS1123_SUBDOMAIN_MSG)
+    )
+    if len(name) > limit:
+        msg = f"must be no more than {limit} characters"
+    elif pattern.match(name):
         return []
-    if len(name) > 253:
-        return [
-            FieldError(
-                "FieldValueInvalid", "metadata.name", "must be no more than 253 characters", name
-            )
-        ]
-    if not _SUBDOMAIN.match(name):
-        return [FieldError("FieldValueInvalid", "metadata.name", DNS1123_SUBDOMAIN_MSG, name)]
-    return []
+    return [FieldError("FieldValueInvalid", "metadata.name", msg, name)]
 
 
 def validate_pod(pod: Obj) -> list[FieldError]:
