@@ -1,12 +1,9 @@
 """The scheduler cache: NodeInfos and the NodeTable, kept current from cluster events.
 
-Like upstream's backend/cache it tracks assumed pods (chosen for a node but
-not yet confirmed by the cluster) and applies pod add/update/remove to the
-node's aggregate. Updates are remove-then-add, so an updated pod moves to the
-end of its node's pod list, as upstream (victim order depends on it).
-
-kubesched's scheduling cycle is synchronous, so the cache itself is the
-cycle's snapshot: nothing changes it while a cycle runs.
+Like upstream's backend/cache it tracks assumed pods and applies pod
+add/update/remove to the node's aggregate; an update is remove-then-add, so the pod
+moves to the end of its node's list, as upstream (victim order depends on it). The
+cycle is synchronous, so the cache itself is the cycle's snapshot.
 """
 
 from __future__ import annotations

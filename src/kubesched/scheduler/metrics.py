@@ -1,8 +1,6 @@
 """Scheduler metrics under upstream's names (pkg/scheduler/metrics/metrics.go).
 
-A small in-process registry: counters and histograms keyed by label values.
-``snapshot()`` gives the JSON form the simulator reports; live mode may
-export the same names to Prometheus.
+Counters and histograms keyed by label values; ``snapshot()`` is the JSON form.
 """
 
 from __future__ import annotations
@@ -18,11 +16,6 @@ PREEMPTION_ATTEMPTS: Final = "scheduler_preemption_attempts_total"
 PREEMPTION_VICTIMS: Final = "scheduler_preemption_victims"
 POD_SCHEDULING_ATTEMPTS: Final = "scheduler_pod_scheduling_attempts"
 QUEUE_INCOMING_PODS: Final = "scheduler_queue_incoming_pods_total"
-ROW_ANSWER_FLUSHES: Final = "scheduler_row_answer_flushes_total"
-"""Counter {cache, reason}: flushes of the per-row answer stores (reasons:
-``row_answers.FLUSH_REASONS``), counted on the node table; read with
-``row_answer_flushes``. Not in ``snapshot()``: the counts follow the execution
-path (per-node or vectorised), not the decisions."""
 
 RESULT_SCHEDULED: Final = "scheduled"
 RESULT_UNSCHEDULABLE: Final = "unschedulable"
@@ -100,7 +93,9 @@ class Metrics:
 
 
 def row_answer_flushes(table: NodeTable) -> dict[str, dict[str, int]]:
-    """``scheduler_row_answer_flushes_total`` of ``table``: cache -> reason -> count."""
+    """Counter ``scheduler_row_answer_flushes_total`` of ``table``: cache -> reason
+    (``row_answers.FLUSH_REASONS``) -> count. Not in ``snapshot()``: the counts follow
+    the execution path (per-node or vectorised), not the decisions."""
     out: dict[str, dict[str, int]] = {}
     for (cache, reason), n in sorted(table.row_answer_flushes.items()):
         out.setdefault(cache, {})[reason] = n

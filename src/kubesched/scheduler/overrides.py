@@ -4,14 +4,12 @@ Filtering with nominated pods (upstream ``RunFilterPluginsWithNominatedPods``)
 gives a node that holds nominated pods of equal or higher priority its own
 answer: ``Overrides`` carries those answers for one scheduling cycle.
 
-When the answer of every active filter is a function of the pod's spec, the
-nodes' own state and a node's summed requests alone
-(``Framework.what_if_spec_determined``), a row's answer can be reused for as
-long as those inputs stay the same. ``OverrideRows`` keeps, per spec, each
-row's last answer; a cycle asks the filters again only about the rows the
-change logs of the node table and of the nominated-load index name (a burst
-of preemptors changes a node or two per cycle while a thousand hold nominated
-pods): unchanged rows cost nothing.
+When every active filter's answer depends only on the pod's spec, the nodes' own
+state and a node's summed requests (``Framework.what_if_spec_determined``),
+``OverrideRows`` keeps each row's last answer per spec and a cycle asks again only
+about the rows the node table's and the nominated-load index's change logs name (a
+burst of preemptors changes a node or two per cycle while a thousand hold
+nominated pods).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The in-tree registry: upstream plugin name -> factory, for the plugins kubesched implements.
 
-Upstream default-profile plugins that kubesched does not implement
-(NodeDeclaredFeatures) are dropped from the default profile: it skips pods
-without declared-feature requirements and changes no decision or message for
-them. DynamicResources is kept, modelled for pods without resource claims,
-because its PostFilter shows in FailedScheduling messages.
+NodeDeclaredFeatures (not implemented) is dropped from the default profile: it
+skips pods without declared-feature requirements, changing no decision or message.
+DynamicResources is modelled for pods without claims (its PostFilter shows in
+FailedScheduling messages).
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Scheduler: event handlers, the scheduling cycle, failure handling and binding.
 
-Backends (the simulated cluster, live mode) drive it:
-
-- cluster changes arrive through ``on_node_add/update/delete``,
-  ``on_pod_add/update/delete`` and, for the storage kinds,
-  ``on_object_add/update/delete`` (what upstream's informer event handlers do);
-- ``schedule_one()`` pops one pod and runs one full scheduling + binding cycle
-  synchronously, writing to the cluster through the ``ClusterWriter`` port
-  (with ``run_async`` set, live mode, the Bind plugins and the async
-  preemption's API calls run on another thread, and what follows them when
-  their outcome comes back);
-- ``next_timer_deadline()`` / ``on_timer()`` run the queue's periodic flushes
-  on the backend's clock.
-
-A failed status patch after a failed attempt is logged and the pod stays
-queued (upstream logs "Error updating pod"); it never ends the loop.
+Backends drive it: cluster changes arrive through the ``on_*`` handlers (upstream's
+informer event handlers); ``schedule_one()`` runs one scheduling + binding cycle
+synchronously through the ``ClusterWriter`` port (with ``run_async``, live mode,
+the Bind plugins and the async preemption's API calls run on another thread, and
+what follows them when their outcome comes back); ``next_timer_deadline()`` /
+``on_timer()`` run the queue's flushes on the backend's clock. A failed status
+patch after a failed attempt is logged and the pod stays queued (upstream logs
+"Error updating pod").
 
 Upstream: pkg/scheduler/schedule_one.go and eventhandlers.go.
 """

@@ -1,27 +1,16 @@
 """``KubeSchedulerConfiguration`` (``kubescheduler.config.k8s.io/v1``) as users write it,
 mapped onto ``kubesched.framework.config.SchedulerConfig``.
 
-Public API:
-
-- ``parse_config(raw, source, supported)``: a decoded YAML/JSON document
-  (mapping) to ``SchedulerConfig``, with upstream v1.36's defaulting,
-  plugin merging, multiPoint expansion and validation. Errors are
-  ``InputError(source=..., obj="KubeSchedulerConfiguration", field=<path>,
-  message=<upstream's field.Error body>)``.
-- ``default_config(supported)``: what an empty configuration gives: one
-  ``default-scheduler`` profile with upstream's default plugins and args.
-- ``supported``: the plugin names the caller can run. ``None`` means every
-  in-tree plugin of ``PLUGIN_POINTS``. Plugins outside it are silently
-  dropped from the *default* set (e.g. VolumeBinding, DynamicResources);
-  enabling one explicitly, or naming a plugin upstream does not have, is an
-  error. It must keep PrioritySort and DefaultBinder (or another queue sort
-  and bind plugin) for the default profile to be valid, as upstream requires
-  exactly one QueueSort and at least one Bind plugin.
-- ``PLUGIN_POINTS``, ``DEFAULT_PLUGINS``, ``SYSTEM_DEFAULT_CONSTRAINTS``:
-  upstream facts (see ``defaults``).
-
-Who calls it: the CLI/loader for ``--config`` and for configuration
-documents found among the input files; the scheduler for its default.
+- ``parse_config(raw, source, supported)``: a decoded document to
+  ``SchedulerConfig`` with upstream v1.36's defaulting, plugin merging, multiPoint
+  expansion and validation; errors are ``InputError(obj="KubeSchedulerConfiguration",
+  field=<path>, message=<upstream's field.Error body>)``.
+- ``default_config(supported)``: one ``default-scheduler`` profile with upstream's
+  default plugins and args.
+- ``supported``: the plugin names the caller can run (``None``: all of
+  ``PLUGIN_POINTS``). Others are dropped from the *default* set silently; enabling
+  one explicitly, or naming an unknown plugin, is an error. It must keep a
+  QueueSort and a Bind plugin, as upstream requires.
 """
 
 from __future__ import annotations

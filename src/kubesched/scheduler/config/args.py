@@ -1,21 +1,13 @@
 """``pluginConfig[].args``: reading, upstream defaulting, and the args' validation.
 
-One reader per args type upstream registers (pkg/scheduler/apis/config/v1
-defaults.go for the defaults, validation/validation_pluginargs.go for the
-checks). A reader returns the ``kubesched.framework.config`` dataclass with
-defaults filled in, plus the validation errors, which the caller raises in
-upstream's order:
-
-- ``errors``: what ``ValidateKubeSchedulerConfiguration`` reports for every
-  pluginConfig entry, enabled plugin or not;
-- ``init_errors``: what only the plugin's constructor checks. Upstream's
-  validation table keys NodeResourcesFit's validator as
-  ``"NodeResourcesFitArgs"``, so its args are only checked by ``NewFit``,
-  i.e. when NodeResourcesFit is enabled.
-
-VolumeBinding and DynamicResources args are read (for strict decoding) but
-kubesched keeps no dataclass for them. Args of any other plugin are ignored,
-as upstream ignores args of plugins whose ``<Name>Args`` kind it does not know.
+One reader per args type upstream registers (config/v1 defaults.go,
+validation/validation_pluginargs.go), returning the ``framework.config`` dataclass
+with defaults plus the errors the caller raises in upstream's order: ``errors``
+(``ValidateKubeSchedulerConfiguration``, every entry, enabled or not) and
+``init_errors`` (only the constructor's: upstream keys NodeResourcesFit's
+validator as ``"NodeResourcesFitArgs"``, so only ``NewFit`` checks its args).
+VolumeBinding and DynamicResources args are only decoded strictly; other plugins'
+args are ignored, as upstream ignores unknown ``<Name>Args`` kinds.
 """
 
 from __future__ import annotations

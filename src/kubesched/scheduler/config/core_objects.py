@@ -1,12 +1,8 @@
-"""core/v1 structures that appear inside plugin args, read strictly.
-
-``NodeAffinityArgs.addedAffinity`` (a ``v1.NodeAffinity``) and
-``PodTopologySpreadArgs.defaultConstraints`` (``v1.TopologySpreadConstraint``)
-are read here into ``kubesched.api.types`` objects. Reading a node selector
-also returns the errors upstream's ``nodeaffinity.NewNodeSelector`` /
-``NewPreferredSchedulingTerms`` report for it (``ValidateNodeAffinityArgs``),
-because they depend on details (a missing vs an empty ``values`` list) the
-typed objects do not keep.
+"""core/v1 structures inside plugin args (``NodeAffinityArgs.addedAffinity``,
+``PodTopologySpreadArgs.defaultConstraints``), read strictly into ``api.types``.
+Reading a node selector also returns the errors ``nodeaffinity.NewNodeSelector`` /
+``NewPreferredSchedulingTerms`` report (``ValidateNodeAffinityArgs``): they depend
+on details the typed objects do not keep (a missing vs an empty ``values``).
 """
 
 from __future__ import annotations

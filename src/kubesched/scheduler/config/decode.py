@@ -1,12 +1,8 @@
-"""Strict, typed reading of a decoded YAML/JSON document: the reader kit
-(``kubesched.api.reader``) under kube-scheduler's strict decoding policy.
-
-Mirrors what kube-scheduler's strict decoder rejects before any defaulting:
-unknown fields (``strict decoding error: unknown field "x"``), values of the
-wrong JSON type (``cannot unmarshal string into Go value of type int32``), and
-integers that do not fit the Go field (int32/int64). Every helper raises
-``ConfigError`` naming the offending path; ``None`` means "field absent or
-null" (a nil pointer upstream). Integers are int32 unless ``INT64`` is given.
+"""The reader kit (``kubesched.api.reader``) under kube-scheduler's strict decoding
+policy: unknown fields (``strict decoding error: unknown field "x"``), wrong JSON
+types (``cannot unmarshal string into Go value of type int32``) and out-of-range
+integers raise ``ConfigError`` naming the path. ``None`` is an absent or null field;
+integers are int32 unless ``INT64`` is given.
 """
 
 from __future__ import annotations

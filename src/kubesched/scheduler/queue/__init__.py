@@ -2,16 +2,10 @@
 v1.36, with SchedulerQueueingHints and SchedulerPopFromBackoffQ on).
 
 Single-threaded and clock-driven: nothing blocks, nothing runs by itself.
-
-- activeQ: heap ordered by the QueueSort ``less``; ties (equal priority and
-  timestamp, common on a simulated clock) break FIFO by timestamp assignment order,
-  which is what distinct, increasing real-clock timestamps give upstream.
-- backoffQ: a heap for rejected pods (expiry window, then ``less``) and one for
-  errored pods (expiry). Backoff = min(initial << (count-1), max) with
-  count = consecutive errors if any else unschedulable count; expiry is
-  truncated to whole seconds and a pod completes at expiry + 1 s.
-- unschedulable pool: rejected pods and PreEnqueue-gated pods.
-- nominator: node -> nominated pods (insertion order), uid -> node.
+activeQ (``active``) breaks QueueSort ties FIFO by timestamp assignment order, as
+distinct real-clock timestamps do upstream; backoffQ (``backoff``) holds rejected
+and errored pods; the pool (``unschedulable``) rejected and PreEnqueue-gated pods;
+the nominator maps nodes to nominated pods in insertion order.
 
 ``SchedulingQueue`` takes ``event_registry`` (plugin name -> the plugin's
 ``events_to_register()``, rules in ``hints.HintRegistry``), ``pre_enqueue`` (the

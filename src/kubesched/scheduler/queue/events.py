@@ -2,12 +2,8 @@
 
 ``pod_update_events`` re-expresses upstream ``framework.PodSchedulingPropertiesChange``
 and ``node_update_events`` re-expresses ``framework.NodeSchedulingPropertiesChange``
-(pkg/scheduler/framework/events.go). Both are pure functions; the scheduler's
-event handlers call them and feed each event to the queue:
-
-- unscheduled pod updated -> ``SchedulingQueue.update(old, new)`` (it classifies itself);
-- assigned pod updated -> ``assigned_pod_updated(old, new, event)`` once per event;
-- node updated -> ``move_all_to_active_or_backoff_queue(event, old, new)`` once per event.
+(pkg/scheduler/framework/events.go), pure functions whose events the scheduler's
+handlers feed to the queue one at a time.
 """
 
 from __future__ import annotations

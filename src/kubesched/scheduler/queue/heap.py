@@ -1,15 +1,11 @@
 """KeyedHeap: a min-heap of QueuedPodInfo indexed by pod key.
 
-Upstream's ``backend/heap`` keeps a slice plus a key -> index map so that an
-item can be updated or removed in O(log n). kubesched gets the same
-operations from ``heapq`` (C) with lazy deletion: a removed or replaced entry
-is marked dead and skipped when it reaches the top.
-
-Items are ordered by ``sort_key(item)``, computed when the item is pushed, so
-whatever the key reads must not change while the item is in the heap (the
-queue re-pushes an item whose pod was updated). Keys must be unique per item
-(the queue appends a sequence number), so the pop order never depends on the
-heap's internal layout.
+Upstream's ``backend/heap`` operations, from ``heapq`` (C) with lazy deletion: a
+removed or replaced entry is marked dead and skipped when it reaches the top.
+Items are ordered by ``sort_key(item)``, computed at push, so what it reads must
+not change while the item is in (the queue re-pushes updated pods); keys must be
+unique (the queue appends a sequence number), so pop order never depends on the
+heap's layout.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@
   upstream (+1 per rejector plugin on requeue and per PreEnqueue rejection,
   -1 per rejector plugin on pop).
 
-The pending-pods gauge (``scheduler_pending_pods{queue}``) is not stored: read
-``SchedulingQueue.pending_pods()``. The lead maps these onto Prometheus names.
+The pending-pods gauge (``scheduler_pending_pods{queue}``) is
+``SchedulingQueue.pending_pods()``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The nominator: pods nominated to run on nodes (upstream backend/queue/nominator.go).
 
-It exists because the scheduler's own view of a nomination can be ahead of
-(or differ from) ``pod.status.nominatedNodeName``: preemption nominates in
-memory before the API update lands. It stores references (name, namespace,
-uid) and resolves them to the queue's current PodInfos through the lookup the
-queue gives it (upstream ``PriorityQueue.nominatedPodsToInfo``). It owns the
-nominated-load index (``load_index``) and tells it of every change.
+The scheduler's view of a nomination can be ahead of ``status.nominatedNodeName``
+(preemption nominates before the API update lands). References (name, namespace,
+uid) resolve to the queue's current PodInfos through the queue's lookup (upstream
+``nominatedPodsToInfo``); the nominated-load index (``load_index``) is told of
+every change.
 """
 
 from __future__ import annotations

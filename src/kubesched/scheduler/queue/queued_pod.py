@@ -1,18 +1,9 @@
 """QueuedPodInfo: a pending pod plus its bookkeeping in the scheduling queue.
 
-Mirrors upstream ``framework.QueuedPodInfo`` (pkg/scheduler/framework/types.go).
-It satisfies ``framework.interfaces.QueuedInfo`` (``.pod``, ``.timestamp``), so
-a QueueSort plugin's ``less`` can compare two of them directly.
-
-Who writes which field:
-
-- the queue sets ``timestamp`` (on add and on every re-add after a failure),
-  ``attempts`` (on pop), ``initial_attempt_timestamp`` (first entry into
-  activeQ), the two counters (in ``add_unschedulable_if_not_present``),
-  ``backoff_expiration`` (a cache), ``gating_plugin`` / ``gating_plugin_events``
-  (PreEnqueue) and ``was_flushed_from_unschedulable``;
-- the scheduling cycle sets ``unschedulable_plugins`` / ``pending_plugins``
-  from the Diagnosis before handing a failed pod back to the queue.
+Mirrors upstream ``framework.QueuedPodInfo`` (pkg/scheduler/framework/types.go)
+and satisfies ``framework.interfaces.QueuedInfo``, so a QueueSort ``less`` compares
+two directly. The queue writes every field except ``unschedulable_plugins`` /
+``pending_plugins``, which the scheduling cycle sets from the Diagnosis.
 """
 
 from __future__ import annotations
