@@ -1,20 +1,12 @@
 """Time for the API-server double: a real clock or one the test moves by hand.
 
-Everything in the double that depends on time (watch deadlines, bookmark ticks,
-graceful-deletion deadlines finished by the fake kubelet, deletionTimestamps,
-creationTimestamps) asks its clock. Two clocks share one contract:
-
-- `now()` returns seconds since the Unix epoch (a float);
-- `schedule(when, fn)` runs `fn()` once the clock reaches `when` and returns a
-  handle for `cancel`. Callbacks run without any lock of the clock held, must be
-  quick and must not block (they enqueue work or mutate state under the store's
-  lock).
-
-`RealClock` runs callbacks on a background thread at wall-clock time.
-`ManualClock` never moves by itself: `advance(seconds)` runs every callback that
-falls due, in time order (ties in scheduling order), each with `now()` equal to
-its due time, then leaves the clock at the target time. Tests use it to make
-75-second watches or 30-second grace periods instant and exact.
+Everything time-dependent in the double asks its clock. `now()` is seconds since
+the Unix epoch; `schedule(when, fn)` runs `fn()` once the clock reaches `when` and
+returns a handle for `cancel`; callbacks run with no clock lock held and must be
+quick and non-blocking. `RealClock` runs them on a background thread at wall-clock
+time. `ManualClock` never moves by itself: `advance(seconds)` runs every callback
+that falls due, in time order (ties in scheduling order), each with `now()` equal
+to its due time, then leaves the clock at the target time.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """Discovery and OpenAPI documents, generated for the served kinds only.
 
-Clients read these before they act: client-go's discovery (`/api`, `/apis`,
-`/api/v1`, `/apis/<group>/<version>`; the double answers in the unaggregated
-form, which clients fall back to), `/version`, and kubectl's OpenAPI v3 (the root
-`/openapi/v3` and one document per group version). kubectl create/apply uses the
-v3 documents to learn that the server validates fields itself: a PATCH operation
-tagged with the kind's `x-kubernetes-group-version-kind` and a `fieldValidation`
-query parameter. The generated documents hold exactly that, plus one schema per
-kind (typed top-level fields, the rest open), so no recorded document is needed.
-
-A directory of recorded documents can be given instead (`openapi_dir`): then
-`/openapi/v3...` and `/openapi/v2` serve its files (named as
-`openapi_v3.json`, `openapi_v3_api_v1.json`, `openapi_v3_apis_<group>_<version>.json`,
-`openapi_v2.pb`).
+client-go's discovery (`/api`, `/apis`, `/api/v1`, `/apis/<group>/<version>`, in
+the unaggregated form clients fall back to), `/version`, and kubectl's OpenAPI v3
+(`/openapi/v3` and one document per group version). kubectl create/apply learns
+from the v3 documents that the server validates fields: a PATCH operation tagged
+with the kind's `x-kubernetes-group-version-kind` and a `fieldValidation`
+parameter. The generated documents hold that plus one schema per kind (typed
+top-level fields, the rest open). With `openapi_dir`, `/openapi/v3...` and
+`/openapi/v2` serve its recorded files (`openapi_v3.json`,
+`openapi_v3_apis_<group>_<version>.json`, ..., `openapi_v2.pb`).
 """
 
 from __future__ import annotations
@@ -24,7 +20,6 @@ from typing import Any
 
 from kubesched.live.apiserver_double.resources import (
     GROUP_VERSIONS,
-    SERVED,
     Resource,
     in_group_version,
 )
@@ -263,7 +258,3 @@ class OpenAPI:
             return None
         file = self.directory / "openapi_v2.pb"
         return file.read_bytes() if file.is_file() else None
-
-
-def all_resources() -> tuple[Resource, ...]:
-    return SERVED

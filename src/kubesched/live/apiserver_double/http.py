@@ -1,10 +1,8 @@
 """The HTTP front: routing, JSON in and out, chunked watch streams, connection cuts.
 
-Built on the standard library's ThreadingHTTPServer (one thread per
-connection, HTTP/1.1 keep-alive): the double serves a handful of loopback
-clients, and owning the socket is what lets it end a watch cleanly (the
-terminating chunk), drop it mid-stream (no terminating chunk) or cut every
-connection on a "restart" — which frameworks hide.
+The standard library's ThreadingHTTPServer (a thread per connection, keep-alive):
+owning the socket lets the double end a watch cleanly, drop it mid-stream or cut
+every connection on a "restart", which frameworks hide.
 """
 
 from __future__ import annotations

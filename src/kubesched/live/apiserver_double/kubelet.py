@@ -1,13 +1,10 @@
 """A fake kubelet: finishes graceful pod deletions when their grace period ends.
 
-There is no kubelet in the recordings, so a bound pod deleted with a grace
-period stays, terminating, until something deletes it with grace 0 — what a
-real kubelet's status manager does once the containers stopped. This fake does
-that at `deletionTimestamp` on the server's clock (so a ManualClock test moves
-time to finish deletions), for pods on any node unless `nodes` restricts it.
-`enabled=False` leaves terminating pods alone; `finish(namespace, name)` ends
-one at once. Optionally (`run_bound_pods`) it marks newly bound pods Running and
-Ready, as a kubelet that started their containers would.
+A deleted bound pod stays terminating until deleted with grace 0, as a real
+kubelet's status manager does once the containers stopped; this fake does it at
+`deletionTimestamp` on the server's clock, for pods on any node unless `nodes`
+restricts it. `enabled=False` leaves them alone; `finish(namespace, name)` ends one
+at once; `run_bound_pods` marks newly bound pods Running and Ready.
 """
 
 from __future__ import annotations

@@ -10,10 +10,9 @@ normalizeElementOrder (patch items in patch order, server-only items in live
 order, interleaved by live position). JSON merge patch (RFC 7386) replaces
 lists whole.
 
-Server-side apply is simplified: a structural merge where keyed lists
-(`listType: map`) merge by key (live order, new items appended), other lists
-and scalars are replaced. Field ownership is not tracked, so fields a manager
-stops applying are not removed, and managedFields are not written.
+Server-side apply is simplified: keyed lists (`listType: map`) merge by key (live
+order, new items appended), everything else is replaced; field ownership and
+managedFields are not tracked, so fields a manager stops applying stay.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """REST semantics of the served resources: create, get, update, patch, delete.
 
-Mirrors the generic registry store and the per-kind strategies upstream uses:
-optimistic concurrency on `metadata.resourceVersion` (409 with upstream's
-message), AlreadyExists, NotFound, status subresources (a main-resource write
-keeps the old status, a status write keeps everything but status), generation
-bumps on spec changes, no-op writes that keep the revision, graceful deletion
-(pods: the grace period of DeleteOptions or terminationGracePeriodSeconds,
-unscheduled or terminal pods at once, a repeated delete only shortens the
-period, deletionTimestamp moves by the difference), finalizers, and the
-admission plugins NamespaceLifecycle, Priority and DefaultTolerationSeconds.
-Subresources binding and eviction are in `subresources.py`; lists and watches
-in `reads.py`.
+Mirrors the generic registry store and upstream's per-kind strategies: optimistic
+concurrency (409), AlreadyExists, NotFound, status subresources, generation bumps
+on spec changes, no-op writes that keep the revision, graceful deletion (pods: the
+DeleteOptions or spec grace period, unscheduled or terminal pods at once, a repeat
+only shortens it), finalizers, and the NamespaceLifecycle, Priority and
+DefaultTolerationSeconds admission plugins.
 """
 
 from __future__ import annotations
@@ -471,12 +466,8 @@ class Registry:
         return 1 if period < 0 else period
 
     def _delete_namespace(self, name: str, ns: Obj) -> Obj:
-        """Mark Terminating (the answer), then do the namespace controller's work at once.
-
-        Upstream keeps the namespace Terminating until its controller has removed the
-        contents and the `kubernetes` finalizer; the double has no controller and
-        finishes immediately.
-        """
+        """Mark Terminating (the answer), then do the namespace controller's work at once
+        (upstream stays Terminating until its controller emptied it)."""
         ns["metadata"]["deletionTimestamp"] = objects.rfc3339(self.clock.now())
         ns["metadata"]["deletionGracePeriodSeconds"] = 0
         ns["status"] = {"phase": "Terminating"}

@@ -5,14 +5,12 @@
         ... point a client at api.url (or api.write_kubeconfig(path)) ...
         api.clock.advance(30)          # grace periods, watch deadlines, bookmarks
 
-It serves the resources of `resources.py` over real HTTP with upstream's
-resourceVersion, watch, patch, deletion, binding, eviction, admission and RBAC
-behaviour (see the sibling modules), starts with the namespaces and the system
-PriorityClasses a new cluster has, and offers fault hooks: armed request
-faults (`inject`), watch-window expiry (410 on the next watch), ERROR 410s in
-open streams, dropped and stalled watches, a restart that keeps the state and
-revisions but cuts every connection and re-initialises the watch caches, a
-stolen lease, etcd compaction, and bookmarks on demand.
+It serves `resources.py` over real HTTP with upstream's behaviour (the sibling
+modules), starts with a new cluster's namespaces and system PriorityClasses, and
+offers fault hooks: request faults (`inject`), watch-window expiry, ERROR 410s in
+open streams, dropped and stalled watches, a restart (state and revisions kept,
+connections cut, watch caches re-initialised), a stolen lease, compaction, and
+bookmarks on demand.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """The double's storage: an etcd-like revisioned key space plus a watch cache per store.
 
-- One global revision (`rv`), bumped by every write, as etcd's; every stored
-  object carries its write's revision as `metadata.resourceVersion`; a delete
-  gets a revision of its own, which its DELETED event's object carries.
-- Per key, the versions since the last compaction (`snapshot(rv)` answers an
-  exact-revision list; a revision below `compacted` is gone, as in etcd).
-- Per store (resource), a watch-cache window: the recent events plus `floor`.
-  Events after `floor` can be replayed to a watch; older start revisions get
-  upstream's `too old resource version: N (floor)`. The window starts at the
-  revision the store was (re)initialised at, and moves when events fall out of
-  its capacity (`floor` becomes the oldest kept event's revision minus one,
-  as upstream's watch cache computes it) or when a test expires it.
+- One global revision (`rv`), bumped by every write (a delete included), carried
+  as `metadata.resourceVersion`.
+- Per key, the versions since the last compaction (`snapshot(rv)`; a revision
+  below `compacted` is gone, as in etcd).
+- Per store, a watch-cache window: recent events after `floor` can be replayed;
+  older starts get `too old resource version: N (floor)`. The window starts at the
+  store's (re)initialisation and moves as events fall out of its capacity (`floor`
+  = oldest kept revision - 1, as upstream computes it) or a test expires it.
 - `cache_rv[store]` is the watch cache's resourceVersion: the revision of the
   store's latest event, bumped to the global revision when a consistent read
   goes through the cache (upstream requests an etcd progress notification).

@@ -1,20 +1,15 @@
 """Watch streams: what each open watch receives, and when bookmarks go out.
 
-A `WatchSession` is one open watch. The store calls `offer` (under its lock)
-for every change; the session turns it into ADDED/MODIFIED/DELETED by whether
-the object passes the watch's selectors before and after the change (as
-upstream's cacheWatcher.convertToWatchEvent), and queues it for the HTTP
-thread. Items in the queue: `("event", dict)`, `("end",)` (deadline reached:
-finish the chunked stream cleanly) or `("cut",)` (drop the connection).
+A `WatchSession` is one open watch: the store `offer`s it every change (under its
+lock) and the session queues ADDED/MODIFIED/DELETED by whether the object passes
+its selectors before and after (cacheWatcher.convertToWatchEvent), or `("end",)`
+(deadline: finish the stream cleanly) or `("cut",)` (drop the connection).
 
-`WatchHub` keeps the bookmark schedule as upstream's cacher does: watchers in
-one-second buckets counted from the hub's creation, popped by a tick every
-second. A watcher's next bookmark is `min(now + bookmarkFrequency, deadline -
-2s)` and none if that is already past. A popped watcher gets a BOOKMARK at the
-store's last dispatched revision only if that revision is newer than the one
-its stream started from (upstream's process(): `event.ResourceVersion >
-resourceVersion`); with nothing dispatched since a restart, it is just
-re-queued.
+`WatchHub` keeps the cacher's bookmark schedule: watchers in one-second buckets
+from the hub's creation, popped by a tick every second; a watcher's next bookmark
+is `min(now + bookmarkFrequency, deadline - 2s)` (none if past). A popped watcher
+gets a BOOKMARK at the store's last dispatched revision only if it is newer than
+its stream's start (upstream's process()); otherwise it is re-queued.
 """
 
 from __future__ import annotations
@@ -30,8 +25,6 @@ from kubesched.live.apiserver_double.store import Store, StoreEvent
 
 Obj = dict[str, Any]
 Item = tuple[Any, ...]
-
-INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 class WatchSession:
