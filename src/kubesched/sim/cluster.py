@@ -1,22 +1,13 @@
 """The in-memory cluster: objects, the API calls the scheduler makes, watch events.
 
-It plays the API server, the kubelet and the pod garbage collector:
-
-- stores nodes, pods, PDBs, namespaces; answers the scheduler's listers
-  (``ClusterReader``) and takes its writes (``ClusterWriter``): binding is
-  immediate (the pod starts Running, ``status.startTime`` = now), a deleted
-  pod gets ``metadata.deletionTimestamp`` and keeps its resources for its
-  grace period before it disappears (a pod never bound goes at once);
-- replaces a changed object by a changed copy and queues a typed watch event
-  (``kubesched.driver.events``); ``flush()`` publishes queued events to the
-  ``watchers`` (nodes, pods) and ``object_watchers`` (storage objects) in order,
-  as informers would between scheduling cycles;
-- is the ``Backend`` the drive loop runs (``kubesched.driver.loop``): its engine
-  is the clock and the schedule of changes;
-- owns the run's ``RunRecord``, fed through the ports: the record watches
-  every event, is the scheduler's ``EventRecorder`` (and takes the controllers'
-  events), and is told the reason of every deletion the cluster makes;
-- keeps the storage objects and runs their controllers (``kubesched.sim.storage``).
+It plays the API server, the kubelet and the pod garbage collector: it answers the
+scheduler's ``ClusterReader`` and takes its ``ClusterWriter`` writes (binding is
+immediate and starts the pod Running; a deleted bound pod keeps its resources with
+a ``deletionTimestamp`` for its grace period), replaces a changed object by a copy
+and queues a typed watch event that ``flush()`` publishes in order to ``watchers``
+and ``object_watchers``. It is the drive loop's ``Backend`` (its engine is the
+clock), owns the run's ``RunRecord`` (fed through the ports, told every deletion's
+reason) and keeps the storage objects (``kubesched.sim.storage``).
 """
 
 from __future__ import annotations

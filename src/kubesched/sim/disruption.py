@@ -15,8 +15,8 @@ Upstream: pkg/controller/disruption/disruption.go (``trySync``,
 - ``disruptionsAllowed = healthy - desired``, never below 0, and 0 when no
   pod is expected.
 
-The simulator recomputes it whenever the scheduler lists PDBs after a pod
-changed, which is the controller with no lag.
+The simulator recomputes it when the scheduler lists PDBs after a pod changed
+(the controller with no lag).
 """
 
 from __future__ import annotations

@@ -14,14 +14,12 @@ is created, against the classes that exist at that moment:
   after it is deleted new pods fall back to the next default (the lowest value
   if several) or to priority 0;
 - a pod naming a class that does not exist then is rejected (Forbidden);
-- a pod that already carries ``spec.priority`` (a dump of a live cluster) was
-  admitted long ago: when it names no class, or a class that does not exist
-  then, it keeps ``spec.priority`` as written (kube-scheduler reads nothing
-  else); when its class exists, the values must agree, as admission checks.
+- a pod that already carries ``spec.priority`` (a dump) keeps it when its class
+  does not exist then (or it names none); otherwise the values must agree.
 
-:func:`admit_in_time_order` replays the timeline before the run (so bad input
-fails at once, naming the object); :func:`class_steps` gives the run the same
-class changes, in the same order, for the pods controllers create later.
+:func:`admit_in_time_order` replays the timeline before the run (bad input fails
+at once); :func:`class_steps` gives the run the same class changes, for the pods
+controllers create later.
 """
 
 from __future__ import annotations

@@ -1,37 +1,28 @@
 """The simulated cluster's storage: objects, and the controllers that act on them.
 
-``Storage`` keeps PersistentVolumeClaims, PersistentVolumes, StorageClasses
-and CSINodes, answers the scheduler's storage listers (``StorageLister``),
-takes the volume binder's API writes (``update_pv`` / ``update_pvc``) and
-plays, at once (cluster calls complete instantly in the simulator):
+``Storage`` keeps PersistentVolumeClaims, PersistentVolumes, StorageClasses and
+CSINodes, answers the scheduler's ``StorageLister``, takes the volume binder's
+writes (``update_pv`` / ``update_pvc``) and plays, at once:
 
-- the DefaultStorageClass admission: a claim created without
-  ``storageClassName`` gets the default class (the newest default one, then by
-  name); an unbound claim without a class gets it when one appears later
-  (retroactive default, GA since v1.28);
+- DefaultStorageClass admission: a claim without ``storageClassName`` gets the
+  default class (newest, then by name), also retroactively (GA since v1.28);
 - the PV controller (pkg/controller/volume/persistentvolume): binds an unbound
-  claim to the best matching Available volume (``find_matching_volume`` without
-  a node), a pre-bound claim or volume to its partner, marks a volume Available,
-  Released (reclaim policy Retain) or deletes it (Delete) when its claim is
-  gone, and a bound claim whose volume is gone Lost. Claims of a
-  WaitForFirstConsumer class are left to the scheduler until it pre-binds a
-  volume or selects a node. Upstream retries unbound claims every 15 s; here
-  a new or freed volume is offered to the pending claims at once;
-- the external provisioner: a claim whose class has a provisioner (not
-  ``kubernetes.io/no-provisioner``) gets a new volume ``pvc-<claim uid>``
-  (capacity = request, the class's reclaim policy, a CSI source of the
-  provisioner). Its node affinity: with a selected node, that node's values of
-  the provisioner's CSINode ``topologyKeys`` (else of the keys the class's
-  ``allowedTopologies`` name; none without either); without one (Immediate
-  classes), the class's ``allowedTopologies`` as they are;
-- the ephemeral volume controller: a pod's ``ephemeral`` volume gets its
-  claim ``<pod>-<volume>``, owned by the pod, when the pod is created; the
-  garbage collector deletes it with the pod;
-- PVC protection: a claim deleted while a scheduled, not finished pod uses it
-  keeps a ``deletionTimestamp`` until no such pod is left.
+  claim to the best Available volume (``find_matching_volume`` without a node) or
+  pre-bound partners, releases (Retain) or deletes (Delete) a volume whose claim
+  is gone, marks a claim whose volume is gone Lost; WaitForFirstConsumer claims
+  wait for the scheduler. Instead of upstream's 15 s retry, a new or freed volume
+  is offered to pending claims at once;
+- the external provisioner (not ``kubernetes.io/no-provisioner``): a volume
+  ``pvc-<claim uid>`` (request, the class's reclaim policy, a CSI source), with
+  the selected node's values of the CSINode ``topologyKeys`` (else of the keys
+  ``allowedTopologies`` names) as node affinity, or without a selected node the
+  class's ``allowedTopologies`` as they are;
+- the ephemeral volume controller: claim ``<pod>-<volume>``, owned by the pod;
+- PVC protection: a claim deleted while a scheduled, unfinished pod uses it keeps
+  a ``deletionTimestamp`` until no such pod is left.
 
-Changes are reported through ``emit(resource, op, old, new)`` (the cluster's
-watch events). Objects are immutable: a change replaces the object.
+Changes are reported through ``emit(resource, op, old, new)``; a change replaces
+the (immutable) object.
 """
 
 from __future__ import annotations

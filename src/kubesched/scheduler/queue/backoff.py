@@ -1,22 +1,16 @@
 """backoffQ: pods waiting out their backoff (upstream backoff_queue.go, with
 SchedulerPopFromBackoffQ on).
 
-Two heaps:
+Two heaps: ``podBackoffQ`` for pods rejected by plugins (by backoff expiry, then,
+within one 1-second window, by the QueueSort ``less``) and ``podErrorBackoffQ`` for
+pods that came back with no rejecting plugin (by expiry; never popped early).
 
-- ``podBackoffQ`` for pods rejected by plugins, ordered by backoff expiry and,
-  within one 1-second ordering window, by the QueueSort ``less``;
-- ``podErrorBackoffQ`` for pods that came back with no rejecting plugin
-  (errors), ordered by expiry only. It is never popped before its backoff
-  completes.
-
-Backoff (upstream getBackoffTime / calculateBackoffDuration, count-based):
-``count = consecutive_errors_count`` if > 0 else ``unschedulable_count``; no
-backoff if ``count == 0`` or ``max == 0``; otherwise
-``duration = min(initial << (count-1), max)`` (1, 2, 4, 8, 10, 10 s with the
-defaults) and ``expiry = truncate(timestamp + duration, 1 s)``. A pod is
-still backing off while ``expiry >= truncate(now, 1 s)``, so it completes at
-``expiry + 1 s``, a whole second, which is exactly when the aligned 1 s flush
-runs.
+Backoff (getBackoffTime / calculateBackoffDuration): ``count =
+consecutive_errors_count`` if > 0 else ``unschedulable_count``; none if ``count ==
+0`` or ``max == 0``; else ``duration = min(initial << (count-1), max)`` (1, 2, 4, 8,
+10, 10 s by default) and ``expiry = truncate(timestamp + duration, 1 s)``. A pod
+backs off while ``expiry >= truncate(now, 1 s)``, so it completes at ``expiry + 1
+s``, exactly when the aligned 1 s flush runs.
 """
 
 from __future__ import annotations

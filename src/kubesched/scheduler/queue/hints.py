@@ -1,20 +1,13 @@
 """Queueing hints: which registered hint functions an event triggers, and the
 resulting requeue strategy for one pod (upstream isPodWorthRequeuing).
 
-``HintRegistry`` is built once per profile from ``plugin name -> events the
-plugin registered`` (the plugins' ``events_to_register()``), applying the
-rules of upstream ``buildQueueingHintMap`` (scheduler.go):
-
-- a plugin that registers no events is left out (a pod it rejects is moved
-  only by wildcard events or by updates of the pod itself);
-- a missing hint function means "always Queue";
-- a plugin that registers ``Node/Add`` but no event containing
-  ``UpdateNodeTaint`` also gets ``Node/UpdateNodeTaint`` with the default hint
-  (upstream's mitigation for issue 109437, applied with queueing hints on too).
-
-Upstream registers plugins that do not implement EnqueueExtensions for the
-wildcard event ``*/All``; the owner does that by passing
-``[ClusterEventWithHint(ClusterEvent("*", ActionType.ALL))]`` for them.
+``HintRegistry`` is built per profile from ``plugin name -> events_to_register()``
+with upstream ``buildQueueingHintMap``'s rules: a plugin registering no events is
+left out (its rejects move only on wildcard events or the pod's own updates); a
+missing hint function means "always Queue"; a plugin registering ``Node/Add`` but
+no ``UpdateNodeTaint`` event also gets ``Node/UpdateNodeTaint`` with the default
+hint (issue 109437's mitigation). The owner registers plugins without
+EnqueueExtensions for the wildcard ``*/All``, as upstream does.
 """
 
 from __future__ import annotations

@@ -204,18 +204,11 @@ class SchedulingQueue:
         self._move_to_active_q(self.new_queued_pod_info(pod), _UNSCHEDULED_POD_ADD_LABEL, False)
 
     def update(self, old_pod: Pod | None, new_pod: Pod) -> None:
-        """An unscheduled pod changed (upstream PriorityQueue.Update).
-
-        - in flight: its update events are logged for replay, nothing else;
-        - in activeQ or backoffQ: the entry takes the new pod, in place;
-        - in the pool: the entry takes the new pod, then each of
-          ``pod_update_events(old, new)`` runs through the pod's rejector
-          hints until one moves it (a status-only change is the general
-          ``UnscheduledPodUpdate`` event, which moves the pod only if a
-          rejector registered ``Pod/Update``);
-        - nowhere: added to activeQ as a new entry.
-        The nominator is updated in the first three cases.
-        """
+        """An unscheduled pod changed (upstream PriorityQueue.Update). In flight: its
+        update events are logged for replay; in activeQ or backoffQ: the entry takes
+        the new pod in place; in the pool: likewise, then each of
+        ``pod_update_events(old, new)`` runs through its rejector hints until one
+        moves it; nowhere: added to activeQ. The nominator is updated unless new."""
         events = (
             pod_update_events(old_pod, new_pod) if old_pod is not None else [UNSCHEDULED_POD_UPDATE]
         )
@@ -252,13 +245,9 @@ class SchedulingQueue:
         self._unsched.delete(pod)
 
     def activate(self, pods: Iterable[Pod]) -> None:
-        """Move these pods from the pool / backoffQ to activeQ (event ForceActivate).
-
-        A pod found in neither but in flight gets a ForceActivate wildcard
-        event targeted at it, so it is requeued when it comes back. Unknown
-        pods are ignored. Pods from backoffQ skip PreEnqueue (it ran when they
-        entered the backoffQ).
-        """
+        """Move these pods from the pool / backoffQ (skipping PreEnqueue) to activeQ
+        (event ForceActivate); an in-flight pod gets a ForceActivate wildcard event
+        targeted at it, so it is requeued when it comes back; others are ignored."""
         for pod in pods:
             if self._activate(pod):
                 continue
@@ -276,13 +265,8 @@ class SchedulingQueue:
 
     # ------------------------------------------------------------ the cycle
     def pop(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None when nothing is poppable.
-
-        Takes the head of activeQ; when activeQ is empty, the head of the
-        backoff heap even if its backoff has not expired (never the error
-        heap). The pod is in flight until ``done`` or
-        ``add_unschedulable_if_not_present``.
-        """
+        """The head of activeQ, else of the backoff heap even before its backoff
+        expired (never the error heap), else None; the pod is then in flight."""
         pinfo = self._active.pop()
         if pinfo is not None:
             pinfo.backoff_expiration = None
@@ -297,13 +281,12 @@ class SchedulingQueue:
     ) -> None:
         """Hand a popped pod back after a failed attempt; always ends its flight.
 
-        Raises AlreadyQueuedError if the pod is already in a queue. Otherwise:
-        no rejector plugins (an error) -> ``consecutive_errors_count += 1``;
-        else ``unschedulable_count += 1`` and the error count resets. The
-        timestamp is refreshed. The events logged while the pod was in flight
-        are replayed through its rejector hints: none helps -> the pool;
-        Queue -> backoffQ/activeQ; a Pending plugin's Queue -> activeQ.
-        ``pod_scheduling_cycle`` only matters with hints off (kept for parity).
+        Raises AlreadyQueuedError if the pod is already queued. No rejector plugins
+        (an error) counts a consecutive error, else an unschedulable attempt (errors
+        reset); the timestamp is refreshed. The events logged during the flight are
+        replayed through its rejector hints: none helps -> the pool; Queue ->
+        backoffQ/activeQ; a Pending plugin's Queue -> activeQ. ``pod_scheduling_cycle``
+        only matters with hints off (kept for parity).
         """
         try:
             pod = pinfo.pod
@@ -358,15 +341,10 @@ class SchedulingQueue:
         pre_check: PreEnqueueCheck | None = None,
     ) -> None:
         """A cluster event happened: requeue the pool pods it may help (upstream
-        MoveAllToActiveOrBackoffQueue).
-
-        Returns at once if no enabled plugin registered a matching event (and
-        ``pre_check`` is then not called). Otherwise every pool pod passing
-        ``pre_check`` is offered the event through its rejectors' hints (only
-        pods a plugin with a hint for the event rejected, or with no rejector,
-        can move: the others' hints would all say Skip); the event is also
-        logged for in-flight pods.
-        """
+        MoveAllToActiveOrBackoffQueue). Nothing (``pre_check`` not called) unless an
+        enabled plugin registered a matching event; else every pool pod that a
+        plugin with a hint for it rejected (or none did) and that passes
+        ``pre_check`` is offered it, and it is logged for in-flight pods."""
         if not self.hints.is_event_of_interest(event):
             return
         if event.is_wildcard():
@@ -413,19 +391,14 @@ class SchedulingQueue:
 
     # ------------------------------------------------------------------ timers
     def flush_backoff_q_completed(self) -> None:
-        """Move every pod whose backoff completed to activeQ (event BackoffComplete).
-
-        Upstream runs this every whole second; PreEnqueue is not re-run.
-        """
+        """Move every pod whose backoff completed to activeQ (event BackoffComplete;
+        every whole second upstream; PreEnqueue is not re-run)."""
         for pinfo in self._backoff.pop_all_completed():
             self._move_to_active_q(pinfo, BACKOFF_COMPLETE, True)
 
     def flush_unschedulable_pods_leftover(self) -> None:
-        """Requeue pool pods that waited strictly longer than the maximum (5 min).
-
-        Upstream runs this every 30 s. The move uses the wildcard event
-        UnschedulableTimeout, so any non-gated pod qualifies.
-        """
+        """Requeue pool pods that waited strictly longer than the maximum (5 min;
+        every 30 s upstream) with the wildcard event UnschedulableTimeout."""
         now = self._clock.now()
         limit = self.max_in_unschedulable_pods_duration
         stale = [p for p in self._unsched if now - p.timestamp > limit]
@@ -434,15 +407,10 @@ class SchedulingQueue:
                 pinfo.was_flushed_from_unschedulable = True
 
     def next_timer_deadline(self) -> Time | None:
-        """The earliest time at which a periodic flush would move some pod.
-
-        The backoff flush ticks at every whole second after construction and
-        moves a pod at ``expiry + 1 s``; the leftover flush ticks at
-        ``start + k * 30 s`` (k >= 0) and moves a pod at the first tick
-        strictly more than 5 min after its timestamp. None when neither has
-        anything to move. The value may be <= now if the owner is late; then
-        call ``run_timers`` at once.
-        """
+        """The earliest time a periodic flush would move some pod, or None: the
+        backoff flush moves a pod at ``expiry + 1 s``, the leftover flush (ticks at
+        ``start + k * 30 s``) at the first tick strictly more than 5 min after its
+        timestamp. It may be <= now if the owner is late."""
         backoff_tick = self._backoff_flush_due()
         leftover_tick = self._leftover_flush_due()
         if backoff_tick is None:
@@ -452,12 +420,8 @@ class SchedulingQueue:
         return min(backoff_tick, leftover_tick)
 
     def run_timers(self) -> None:
-        """Run whichever periodic flush is due at the current time.
-
-        Equivalent to upstream's tickers provided the owner calls it at every
-        ``next_timer_deadline()`` (ticks at which nothing moves are no-ops, so
-        they are skipped). The backoff flush runs first when both are due.
-        """
+        """Run the periodic flushes due now (backoff first): upstream's tickers, when
+        called at every ``next_timer_deadline()`` (ticks that move nothing are skipped)."""
         now = self._clock.now()
         backoff_tick = self._backoff_flush_due()
         if backoff_tick is not None and now >= backoff_tick:

@@ -1,20 +1,11 @@
 """The unschedulable pod pool (upstream unschedulable_pods.go).
 
-A map ``namespace/name -> QueuedPodInfo`` holding both pods that were tried
-and rejected and pods gated at PreEnqueue (``pinfo.gated()``). Besides the
-map it keeps:
-
-- the set of gated keys, so that ``pending_pods()`` splits "unschedulable"
-  from "gated" in O(1);
-- a lazy min-heap of timestamps of the pods the 5-minute leftover flush
-  could move, so that the queue can say when that flush next matters
-  without scanning the pool;
-- an index rejector plugin -> pods, so that a cluster event is offered only to
-  the pods whose rejectors registered it (every other pod's hints would all
-  say Skip) without scanning the pool.
-
-Whenever the gating state of a pod in the pool may have changed, the queue
-calls ``add_or_update`` (or ``refresh``) again so both stay exact.
+A map ``namespace/name -> QueuedPodInfo`` of rejected and PreEnqueue-gated pods
+(``pinfo.gated()``), with three indexes that spare scans of the pool: the gated
+keys (``pending_pods()``), a lazy min-heap of the timestamps the 5-minute leftover
+flush could move (``next_timer_deadline``), and rejector plugin -> pods (a cluster
+event is offered only to pods whose rejectors registered it). The queue calls
+``add_or_update`` (or ``refresh``) whenever a pod's gating may have changed.
 """
 
 from __future__ import annotations

@@ -13,9 +13,8 @@ The policy sets owner references so that the garbage collector deletes claims:
 - ``Delete``/``Delete``: the pod when condemned, the set otherwise.
 
 Claims with a stale reference (the set's or pod's kind and name, another uid) are
-left alone; a claim another controller controls is left to it (our references
-are removed). Pure functions of owner references: the controller reads and
-writes the claims (``stateful_claims``).
+left alone; a claim another controller controls is left to it (our references are
+removed). Pure functions; ``stateful_claims`` reads and writes the claims.
 """
 
 from __future__ import annotations

@@ -2,27 +2,20 @@
 ``manage`` / ``podsShouldBeOnNode`` / ``NodeShouldRunDaemonPod`` and
 util/daemonset_util.go).
 
-Whether a node should run the daemon pod is decided on the pod the template
-makes for it, with the tolerations the controller adds
-(``AddOrUpdateDaemonPodTolerations``: ``node.kubernetes.io/not-ready`` and
-``unreachable`` NoExecute; ``disk-pressure``, ``memory-pressure``,
-``pid-pressure`` and ``unschedulable`` NoSchedule; ``network-unavailable``
-NoSchedule for hostNetwork pods): the template's ``nodeName`` (if any) and
-required node affinity and node selector must match the node, and every
-NoSchedule/NoExecute taint must be tolerated (*should run*); a pod already
-there may stay while its NoExecute taints are tolerated (*should continue
-running*).
+A node *should run* the daemon pod when the template's pod, with the tolerations
+the controller adds (``AddOrUpdateDaemonPodTolerations``), matches its
+``nodeName``, required node affinity and node selector and tolerates every
+NoSchedule/NoExecute taint; a pod there *should continue running* while its
+NoExecute taints are tolerated.
 
-Each sync, per node (in the cluster's order): a node that should run one and
-has none gets a pod ``<ds>-<5 random characters>``, left to the scheduler
-with the required node affinity replaced by ``matchFields metadata.name In
-[node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``); failed or succeeded
-pods are deleted (``FailedDaemonPod`` / ``SucceededDaemonPod`` events), and of
-several running ones all but the oldest; a node that should not keep them
-loses them. A pod still terminating holds its node's place (no replacement
-until it is gone); an unscheduled pod whose node no longer exists is deleted.
-Pods carry ``controller-revision-hash`` (and ``pod-template-generation`` when the
-DaemonSet has the deprecated generation annotation).
+Each sync, per node in cluster order: a node that should run one and has none gets
+``<ds>-<5 random characters>`` with the required node affinity replaced by
+``matchFields metadata.name In [node]`` (``ReplaceDaemonSetPodNodeNameNodeAffinity``);
+failed or succeeded pods are deleted (``FailedDaemonPod`` / ``SucceededDaemonPod``)
+and of several running ones all but the oldest; a node that should not run it
+loses them. A terminating pod holds its node's place; an unscheduled pod whose node
+is gone is deleted. Pods carry ``controller-revision-hash`` (and
+``pod-template-generation`` with the deprecated generation annotation).
 
 Not modelled: rolling updates (the template never changes in a run; pods of
 other revisions in a dump are kept), ``maxSurge``, ``minReadySeconds``, the

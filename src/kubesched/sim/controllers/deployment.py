@@ -1,14 +1,10 @@
 """The Deployment controller (upstream pkg/controller/deployment), through ReplicaSets.
 
-At each sync a Deployment claims its ReplicaSets (``ClaimReplicaSets``: those
-whose controller reference is the Deployment, and orphans of its namespace
-whose labels its selector matches, which it adopts). The *new* ReplicaSet is the
-oldest claimed one whose pod template equals the Deployment's, ignoring the
-``pod-template-hash`` label (``FindNewReplicaSet`` / ``EqualIgnoreHash``); the
-others are *old*. Without a new one the controller creates
-``<deployment>-<hash>`` (the template labels and selector gain
-``pod-template-hash: <hash>``; a name taken by another ReplicaSet is retried
-with the next collision count).
+At each sync a Deployment claims its ReplicaSets (``ClaimReplicaSets``, adopting
+matching orphans). The *new* one is the oldest whose template equals the
+Deployment's ignoring ``pod-template-hash`` (``FindNewReplicaSet``); the others are
+*old*. Without one it creates ``<deployment>-<hash>`` (labels and selector gain
+``pod-template-hash``; a taken name is retried with the next collision count).
 
 Rollout, as upstream's ``rolloutRolling`` / ``rolloutRecreate``:
 
@@ -21,11 +17,9 @@ Rollout, as upstream's ``rolloutRolling`` / ``rolloutRecreate``:
 - Recreate: old ReplicaSets scale to 0; once none of their pods is left
   running or terminating, the new one is created or scaled to ``replicas``.
 
-A pod is available once it is ready (``minReadySeconds`` is not modelled: the
-simulated kubelet makes a bound pod ready at once). Not modelled either:
-``paused``, proportional scaling of a Deployment whose ``replicas`` changed in
-the middle of a rollout, ``revisionHistoryLimit`` cleanup of old ReplicaSets
-and the ``ScalingReplicaSet`` events.
+A pod is available once ready. Not modelled: ``minReadySeconds``, ``paused``,
+proportional scaling mid-rollout, ``revisionHistoryLimit`` cleanup and the
+``ScalingReplicaSet`` events.
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """The Job controller (upstream pkg/controller/job, job_controller.go ``syncJob`` /
 ``manageJob``).
 
-A Job's pods are the pods of its namespace it controls, or orphans its selector
-(``batch.kubernetes.io/controller-uid: <uid>``) matches. Each sync counts the
-pods that finished since the last one: Succeeded ones as succeeded, Failed ones
-as failed, and, with ``podReplacementPolicy: TerminatingOrFailed`` (the
-default without a podFailurePolicy), a pod that starts terminating before
-succeeding as failed at once (``isPodFailed``), so it is replaced at once; with
-``Failed``, a terminating pod is replaced only once it is gone.
+A Job's pods are those it controls or orphans its selector matches. Each sync counts
+the pods finished since the last: Succeeded as succeeded, Failed as failed, and
+with ``podReplacementPolicy: TerminatingOrFailed`` (the default) a terminating pod
+as failed at once (``isPodFailed``), so it is replaced at once; with ``Failed``, only
+once it is gone.
 
 It keeps ``min(parallelism, remaining)`` pods active, where remaining is
 ``completions - succeeded``; without ``completions`` (a work queue) it keeps
