@@ -1,17 +1,14 @@
 """What the API server does to a PriorityClass or a Pod on create, before any scheduler
 sees it (upstream-behaviour.md §1, R1.2–R1.7).
 
-- :func:`validate_priority_class` is PriorityClass API validation
-  (pkg/apis/scheduling/validation).
-- :class:`PriorityClasses` is the cluster's set of classes, with the two built-in
-  system classes, and the Priority admission plugin's PriorityClass check (a
-  second ``globalDefault`` is forbidden).
-- :func:`admit_pod` is the Priority admission plugin on Pod create
-  (plugin/pkg/admission/priority): it resolves ``priorityClassName`` (or the
-  global default) into ``priority`` and ``preemptionPolicy``.
-- :func:`prepare_pod_for_create` is the pod registry's create-time mutation
-  (pkg/registry/core/pod/strategy.go): ``matchLabelKeys``/``mismatchLabelKeys``
-  merged into label selectors, and the ``SchedulingGated`` condition.
+- :func:`validate_priority_class`: PriorityClass API validation
+  (pkg/apis/scheduling/validation);
+- :class:`PriorityClasses`: the cluster's classes with the two built-in system
+  classes, and the Priority admission plugin's check of a second ``globalDefault``;
+- :func:`admit_pod`: the Priority admission plugin on Pod create
+  (plugin/pkg/admission/priority);
+- :func:`prepare_pod_for_create`: the pod registry's create-time mutation
+  (pkg/registry/core/pod/strategy.go).
 
 Error messages are upstream's, without the ``pods "x" is forbidden:`` prefix;
 ``InputError.obj``/``field`` say which object and field.
@@ -124,13 +121,9 @@ def _pc_obj(name: str) -> str:
 
 
 class PriorityClasses:
-    """The PriorityClasses of a cluster, as the API server and its Priority admission
-    plugin see them. The built-in system classes are always present.
-
+    """The PriorityClasses of a cluster, the built-in system classes always present.
     ``add`` raises :class:`InputError` for an invalid class or a second global
-    default; adding a class identical to a built-in one (as in a dump of a live
-    cluster) is accepted and changes nothing.
-    """
+    default; a class identical to a built-in one (a dump's) changes nothing."""
 
     def __init__(self) -> None:
         self._by_name: dict[str, PriorityClass] = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
@@ -196,14 +189,11 @@ def admit_pod(
     spec_priority: int | None,
     spec_preemption_policy: str | None,
 ) -> None:
-    """The Priority admission plugin on Pod create.
-
-    ``pod.priority_class_name`` is the name as written; ``spec_priority`` and
-    ``spec_preemption_policy`` are ``spec.priority``/``spec.preemptionPolicy`` as
-    written (None when absent). Sets ``pod.priority``, ``pod.priority_class_name``
-    (the default class's name when none was given) and ``pod.preemption_policy``;
-    raises :class:`InputError` (Forbidden upstream) and leaves the pod untouched
-    when the class is missing or a written value disagrees with the class.
+    """The Priority admission plugin on Pod create: sets ``pod.priority``,
+    ``priority_class_name`` (the default class's when none was written) and
+    ``preemption_policy``. ``spec_priority``/``spec_preemption_policy`` are the
+    values as written (None when absent). Raises :class:`InputError` (Forbidden
+    upstream), the pod untouched, when the class is missing or a value disagrees.
     """
     obj = f"pod {pod.namespace}/{pod.name}"
     name = pod.priority_class_name

@@ -9,11 +9,10 @@ github.com/robfig/cron/v3 (parser.go, spec.go, constantdelay.go).
   ``@daily``/``@midnight``, ``@hourly`` and ``@every <Go duration>``.
 - When both day fields are restricted (neither written as ``*``/``?``), a day
   matches if either does; otherwise both must (spec.go ``dayMatches``).
-- ``next`` finds the first matching whole minute strictly after a time, in the
-  schedule's time zone, within five years (else None, Go's zero time).
+- ``next`` finds the first matching whole minute strictly after a time (Unix-epoch
+  ns), in the schedule's time zone, within five years (else None, Go's zero time).
 
 Errors carry robfig's messages (``expected exactly 5 fields, found 4: [* * * *]``).
-Times are integer nanoseconds since the Unix epoch.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Storage helpers shared by the volume plugins and the simulated controllers.
 
-Re-expresses upstream k8s.io/component-helpers/storage/volume (pv_helpers.go,
-helpers.go), storage/ephemeral, core/v1 helper MatchTopologySelectorTerms,
-cloud-provider volume/helpers LabelZonesToSet and volume/util
-GetCSIAttachLimitKey: pure functions over ``kubesched.api.storage`` objects.
+Pure functions over ``api.storage`` objects re-expressing component-helpers
+storage/volume and storage/ephemeral, MatchTopologySelectorTerms, LabelZonesToSet
+and GetCSIAttachLimitKey.
 """
 
 from __future__ import annotations

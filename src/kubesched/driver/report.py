@@ -1,9 +1,7 @@
 """The SimulationResult document (docs/simulate-interface.md), built from a ``RunRecord``.
 
-``build_result`` turns a finished run's record into plain data (dicts, lists,
-numbers, strings) that renders identically as JSON, YAML or JSON lines. It
-reads nothing but the record, so any backend that feeds one gets the same
-document.
+``build_result`` turns a finished run's record (and nothing else) into plain data
+that renders identically as JSON, YAML or JSON lines.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The storage part of the SimulationResult (an extension of simulate-interface.md).
 
-``volume_result`` gives ``persistentVolumeClaims`` and ``persistentVolumes`` (the
-claims and volumes that exist at the end of the run, as the ``RunRecord`` saw
-them through the watch events, sorted by namespace and name), or nothing when
-the run had no storage object, so that other results keep their exact shape.
+``volume_result`` gives the ``persistentVolumeClaims`` and ``persistentVolumes``
+existing at the end of the run (sorted by namespace and name), or nothing when the
+run had no storage object, so that other results keep their exact shape.
 """
 
 from __future__ import annotations

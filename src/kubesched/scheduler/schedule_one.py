@@ -1,22 +1,17 @@
 """The scheduling algorithm of one cycle: find feasible nodes, score them, pick one.
 
 Upstream: schedule_one.go ``schedulePod``, ``findNodesThatFitPod``,
-``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes``
-and ``selectHost``. Nodes are checked sequentially from the rotating start
-index, which is upstream's behaviour with parallelism 1 (upstream's parallel
-scan may overshoot; kubesched is deterministic).
+``findNodesThatPassFilters``, ``numFeasibleNodesToFind``, ``prioritizeNodes`` and
+``selectHost``, with parallelism 1: nodes are checked sequentially from the
+rotating start index (kubesched is deterministic).
 
-Two paths decide the same: the per-node path runs every filter plugin's
-``filter`` node by node (``_scan_per_node``); the vectorised path
-(``_scan_vectorised``, taken when every active filter plugin offers a
-vectorised form) filters the rotated node order chunk by chunk
-(``Framework.filter_rows``) until enough feasible nodes are found, so a cycle
-usually filters about ``numFeasibleNodesToFind`` nodes, not the whole
-cluster. On the vectorised path, nodes that have nominated pods of equal or
-higher priority are re-evaluated as the per-node path's two passes do, so
-the result is exactly the per-node path's. The statuses of rejected nodes
-are recorded lazily (``LazyNodeToStatus``): a cycle that schedules the pod
-never builds them. ``Framework.per_node`` forces the per-node path.
+Two paths decide the same: the per-node path (``_scan_per_node``, forced by
+``Framework.per_node``) runs every filter node by node; the vectorised path
+(``_scan_vectorised``, when every active filter plugin vectorises) filters the
+rotated order chunk by chunk (``Framework.filter_rows``) until enough nodes pass,
+re-evaluating nodes with nominated pods of equal or higher priority as the
+per-node path's two passes do. Rejected nodes' statuses are built lazily
+(``LazyNodeToStatus``), never when the pod is scheduled.
 """
 
 from __future__ import annotations

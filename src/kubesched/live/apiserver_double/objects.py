@@ -1,15 +1,10 @@
 """Object shapes: timestamps, defaults, the events.k8s.io view, serialization quirks.
 
-What the real server adds to what a client sends (and what tests compare):
-pod defaults (restartPolicy, dnsPolicy, schedulerName, terminationGracePeriodSeconds,
-per-container terminationMessagePath/Policy, imagePullPolicy, resources {},
-enableServiceLinks, preemptionPolicy, securityContext {}), status.phase Pending and
-status.qosClass, generation 1 for pods and PodDisruptionBudgets, namespace
-finalizers and the kubernetes.io/metadata.name label, node allocatable from
-capacity. Conditions always carry `lastProbeTime`/`lastTransitionTime` (null when
-unset), as Go's encoder writes a zero metav1.Time. Core v1 events always carry
-source, firstTimestamp, lastTimestamp, eventTime, reportingComponent and
-reportingInstance.
+What the real server adds to what a client sends: pod spec defaults,
+status.phase Pending and qosClass, generation 1 for pods and PDBs, namespace
+finalizers and name label, node allocatable from capacity. Conditions always carry
+`lastProbeTime`/`lastTransitionTime` (null for a zero metav1.Time), core v1 events
+their source, timestamps and reporting fields.
 """
 
 from __future__ import annotations

@@ -1,19 +1,15 @@
 """pods/binding and pods/eviction, with upstream's rules and messages.
 
-Binding (pkg/registry/core/pod/storage BindingREST + assignPod): the URL name
-must equal the Binding's name (400), the target kind must be empty or Node and
-its name set, the pod must exist (404), must not be terminating, gated or
-already bound (409 `pod X is already assigned to node "N"`); success sets
-spec.nodeName, the Binding's annotations and the PodScheduled=True condition,
-and answers 201 with a Success Status.
+Binding (BindingREST + assignPod): the URL name must be the Binding's (400), the
+target kind empty or Node with a name, the pod existing (404), not
+terminating, gated or bound (409 `pod X is already assigned to node "N"`); success
+sets spec.nodeName, the annotations and PodScheduled=True, answering 201.
 
-Eviction (EvictionREST): pods that are terminal, Pending or terminating are
-deleted without looking at budgets; otherwise the one matching
-PodDisruptionBudget decides: not yet observed by its controller -> 429 with
-Retry-After 10, `disruptionsAllowed` 0 -> 429 `needs N healthy pods and has M
-currently`, else it is decremented (the pod recorded in disruptedPods) and the
-pod gets the DisruptionTarget condition and is deleted with the Eviction's
-DeleteOptions. More than one budget is a 500.
+Eviction (EvictionREST): terminal, Pending or terminating pods are deleted without
+budgets; else the one matching PDB decides: unobserved -> 429 Retry-After 10,
+`disruptionsAllowed` 0 -> 429 `needs N healthy pods and has M currently`, else it
+is decremented (disruptedPods) and the pod gets DisruptionTarget and is deleted
+with the Eviction's DeleteOptions. More than one budget is a 500.
 """
 
 from __future__ import annotations

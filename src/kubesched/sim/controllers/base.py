@@ -1,10 +1,9 @@
 """What every workload controller is given: the cluster, the PriorityClasses that
 exist, the run's epoch, and the manager's work queue.
 
-Controllers act on the cluster as its API server's clients: they read the
-current objects (no informer lag), create pods (admitted against the
-PriorityClasses that exist at that moment), delete them gracefully, patch
-their owner references, and record events about their own objects.
+Controllers are the API server's clients: they read current objects (no informer
+lag), create pods (admitted against the PriorityClasses of that moment), delete
+them gracefully, patch owner references and record events on their objects.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The CronJob controller (upstream pkg/controller/cronjob, cronjob_controllerv2.go
 ``sync`` / ``syncCronJob`` and utils.go).
 
-Schedules are evaluated on wall-clock time: the run's time 0 is ``epoch``
-(the snapshot's instant for a dump, else 1970-01-01T00:00:00Z), in UTC or the
-CronJob's ``spec.timeZone``. Each sync, as upstream:
+Schedules run on wall-clock time (the run's time 0 is ``epoch``: the dump's
+instant, else the Unix epoch), in UTC or ``spec.timeZone``. Each sync, as upstream:
 
 - finished Jobs leave ``status.active`` (``SawCompletedJob``: ``Saw completed
   job: <name>, condition: Complete``), active Jobs that no longer exist too

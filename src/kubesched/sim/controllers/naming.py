@@ -1,12 +1,10 @@
 """Names the controllers generate, as the API server and upstream controllers do.
 
-- ``random_suffix``: the API server's ``generateName`` suffix (5 characters of
-  utilrand's alphabet: no vowels, no confusable characters), drawn from the
-  seeded random source the caller passes;
-- ``template_hash``: a stable stand-in for upstream's ``pod-template-hash`` /
-  ``controller-revision-hash`` (upstream hashes the Go-encoded template with
-  FNV-32a, which kubesched cannot reproduce; kubesched hashes a key that
-  identifies the template, stable across runs and seeds).
+``random_suffix`` is the ``generateName`` suffix (5 characters of utilrand's
+alphabet) from the caller's seeded source; ``template_hash`` stands in for
+``pod-template-hash`` / ``controller-revision-hash`` (upstream's FNV-32a of the
+Go-encoded template cannot be reproduced): a hash of the template's key, stable
+across runs and seeds.
 """
 
 from __future__ import annotations
