@@ -298,17 +298,19 @@ def _pointer_get(doc: Any, pointer: str) -> Any:
     return cur
 
 
+def _parent(doc: Any, toks: list[str]) -> Any:
+    if len(toks) == 1:
+        return doc
+    return _pointer_get(
+        doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in toks[:-1])
+    )
+
+
 def _pointer_add(doc: Any, pointer: str, value: Any, replace: bool) -> Any:
     toks = _tokens(pointer)
     if not toks:
         return value
-    parent = (
-        _pointer_get(
-            doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in toks[:-1])
-        )
-        if len(toks) > 1
-        else doc
-    )
+    parent = _parent(doc, toks)
     last = toks[-1]
     if isinstance(parent, dict):
         parent[last] = value
@@ -331,13 +333,7 @@ def _pointer_remove(doc: Any, pointer: str) -> Any:
     toks = _tokens(pointer)
     if not toks:
         raise _missing(pointer)
-    parent = (
-        _pointer_get(
-            doc, "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in toks[:-1])
-        )
-        if len(toks) > 1
-        else doc
-    )
+    parent = _parent(doc, toks)
     last = toks[-1]
     if isinstance(parent, dict) and last in parent:
         del parent[last]

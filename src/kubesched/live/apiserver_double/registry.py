@@ -36,6 +36,7 @@ from kubesched.live.apiserver_double.patch import (
     strategic_merge_patch,
 )
 from kubesched.live.apiserver_double.resources import EVENTS, Resource, store_key
+from kubesched.live.apiserver_double.selectors import dig
 from kubesched.live.apiserver_double.store import Store
 
 Obj = dict[str, Any]
@@ -63,15 +64,6 @@ MICRO_TIME_FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
     "leases": (("spec", "acquireTime"), ("spec", "renewTime")),
     "events": (("eventTime",), ("series", "lastObservedTime")),
 }
-
-
-def _dig(obj: Obj, path: tuple[str, ...]) -> Any:
-    cur: Any = obj
-    for part in path:
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(part)
-    return cur
 
 
 def _comparable(obj: Obj) -> Obj:
@@ -105,7 +97,7 @@ class Registry:
 
     def _check_micro_times(self, res: Resource, body: Obj) -> None:
         for path in MICRO_TIME_FIELDS.get(res.store, ()):
-            value = _dig(body, path)
+            value = dig(body, *path)
             if isinstance(value, str):
                 err = objects.micro_time_error(value)
                 if err:

@@ -17,7 +17,8 @@ from kubesched.live.apiserver_double.errors import ApiError, bad_request
 Obj = dict[str, Any]
 
 
-def _get(obj: Obj, *path: str) -> Any:
+def dig(obj: Obj, *path: str) -> Any:
+    """``obj[path[0]][path[1]]...``, None where a step is missing or not a mapping."""
     cur: Any = obj
     for part in path:
         if not isinstance(cur, dict):
@@ -38,7 +39,7 @@ FieldGetter = Callable[[Obj], str]
 
 
 def _field(*path: str) -> FieldGetter:
-    return lambda obj: _s(_get(obj, *path))
+    return lambda obj: _s(dig(obj, *path))
 
 
 _COMMON: dict[str, FieldGetter] = {
@@ -56,7 +57,7 @@ _EVENT_FIELDS: dict[str, FieldGetter] = {
     "involvedObject.fieldPath": _field("involvedObject", "fieldPath"),
     "reason": _field("reason"),
     "reportingComponent": _field("reportingComponent"),
-    "source": lambda o: _s(_get(o, "source", "component")),
+    "source": lambda o: _s(dig(o, "source", "component")),
     "type": _field("type"),
 }
 
@@ -66,12 +67,12 @@ SELECTABLE: dict[str, dict[str, FieldGetter]] = {
         "spec.restartPolicy": _field("spec", "restartPolicy"),
         "spec.schedulerName": _field("spec", "schedulerName"),
         "spec.serviceAccountName": _field("spec", "serviceAccountName"),
-        "spec.hostNetwork": lambda o: _s(bool(_get(o, "spec", "hostNetwork"))),
+        "spec.hostNetwork": lambda o: _s(bool(dig(o, "spec", "hostNetwork"))),
         "status.phase": _field("status", "phase"),
         "status.podIP": _field("status", "podIP"),
         "status.nominatedNodeName": _field("status", "nominatedNodeName"),
     },
-    "nodes": {"spec.unschedulable": lambda o: _s(bool(_get(o, "spec", "unschedulable")))},
+    "nodes": {"spec.unschedulable": lambda o: _s(bool(dig(o, "spec", "unschedulable")))},
     "namespaces": {"status.phase": _field("status", "phase")},
     "events": _EVENT_FIELDS,
 }

@@ -71,16 +71,7 @@ def validate_event(event: Obj, namespace: str, strict_v1: bool) -> list[FieldErr
     controller_field = "reportingController" if strict_v1 else "reportingComponent"
     if not event.get("eventTime"):
         inv_ns = str(involved.get("namespace") or "")
-        if not inv_ns and namespace not in ("", "default"):
-            errs.append(
-                FieldError(
-                    "FieldValueInvalid",
-                    "involvedObject.namespace",
-                    "does not match event.namespace",
-                    inv_ns,
-                )
-            )
-        if inv_ns and inv_ns != namespace:
+        if inv_ns != namespace and (inv_ns or namespace != "default"):
             errs.append(
                 FieldError(
                     "FieldValueInvalid",
