@@ -1,25 +1,15 @@
 """Label and node selectors: matching and validation, as upstream evaluates them.
 
 Pure functions over the frozen selector types of ``api/types.py``, following
-apimachinery / component-helpers at v1.36:
-
-- ``labels.Requirement.Matches`` (pkg/labels/selector.go): In / NotIn / Exists /
-  DoesNotExist / Gt / Lt; NotIn and DoesNotExist match when the key is absent;
-  Gt / Lt need the key, a label value that ``strconv.ParseInt`` accepts, and
-  exactly one integer value.
-- ``metav1.LabelSelectorAsSelector``: nil selects nothing, empty selects
-  everything, matchLabels ANDed with matchExpressions.
-- ``labels.NewRequirement`` validation (key, values per operator, label values);
-  its errors are what make a node selector term "fail to parse".
-- ``nodeaffinity.LazyErrorNodeSelector`` (component-helpers): terms ORed, an
-  empty term and a term that fails to parse match nothing; matchFields supports
-  In / NotIn with exactly one value and reads ``metadata.name``, and is skipped
-  when the node has no name.
-- field-error formatting of ``util/validation/field`` (``<path>: Invalid value:
-  "x": detail``) for API validation messages.
-
-Messages follow master's ``api/validate/content`` texts except ``MaxLenError``
-("must be no more than 63 characters"; master says "bytes", as
+apimachinery / component-helpers at v1.36: ``labels.Requirement.Matches`` (NotIn
+and DoesNotExist match an absent key; Gt / Lt need the key, a label value
+``strconv.ParseInt`` accepts and exactly one integer value),
+``metav1.LabelSelectorAsSelector``, ``labels.NewRequirement`` validation (whose
+errors make a node selector term "fail to parse"),
+``nodeaffinity.LazyErrorNodeSelector`` (matchFields: In / NotIn with one value,
+``metadata.name`` only, skipped for a nameless node) and ``util/validation/field``
+formatting. Messages follow master's ``api/validate/content`` texts except
+``MaxLenError`` ("must be no more than 63 characters"; master says "bytes", as
 ``kubesched.api.meta_validation`` does via the name rules' ``unit``).
 """
 
@@ -64,10 +54,8 @@ _DIGITS: Final = frozenset("0123456789")
 
 
 def parse_int64_label(value: str) -> int | None:
-    """``strconv.ParseInt(value, 10, 64)``: an optional ``+``/``-`` then ASCII digits
-    only (no spaces, underscores or Unicode digits), within int64; else None.
-
-    Gt / Lt compare with this; any vectorised Gt / Lt must agree with it."""
+    """``strconv.ParseInt(value, 10, 64)``: an optional sign then ASCII digits only,
+    within int64; else None. Any vectorised Gt / Lt must agree with it."""
     body = value[1:] if value[:1] in ("+", "-") else value
     if not body or not all(c in _DIGITS for c in body):
         return None
@@ -272,12 +260,9 @@ _LABEL_SELECTOR_OPERATORS: Final = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST)
 
 
 def label_selector_matches(sel: LabelSelector | None, labels: Mapping[str, str]) -> bool:
-    """Whether ``labels`` match ``sel`` converted by ``LabelSelectorAsSelector``.
-
-    None selects nothing; an empty selector selects everything; matchLabels and
-    matchExpressions are ANDed. Assumes a valid selector (see
-    ``label_selector_parse_error``); an unknown operator matches nothing.
-    """
+    """Whether ``labels`` match ``sel`` converted by ``LabelSelectorAsSelector``: None
+    selects nothing, an empty selector everything, matchLabels and matchExpressions
+    ANDed. Assumes a valid selector; an unknown operator matches nothing."""
     if sel is None:
         return False
     for k, v in sel.match_labels.items():
@@ -333,13 +318,10 @@ def _match_everything(labels: Mapping[str, str]) -> bool:
 
 
 def label_selector_parse_error(sel: LabelSelector | None) -> str | None:
-    """The error ``metav1.LabelSelectorAsSelector`` returns, or None.
-
-    Upstream stops at the first bad requirement; matchLabels come first (in Go
-    map order, which we make deterministic by sorting keys), then matchExpressions
-    in order. An unknown operator reads ``"Foo" is not a valid pod selector
-    operator``; a bad key or value reads like ``key: Invalid value: "a b": ...``.
-    """
+    """The error ``metav1.LabelSelectorAsSelector`` returns, or None: the first bad
+    requirement, matchLabels first (sorted keys for Go's map order), then
+    matchExpressions. An unknown operator reads ``"Foo" is not a valid pod selector
+    operator``, a bad key or value ``key: Invalid value: "a b": ...``."""
     if sel is None:
         return None
     for k in sorted(sel.match_labels):

@@ -111,20 +111,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: requests are recorded in ApiServerDouble.requests instead."""
 
-    def do_GET(self) -> None:
-        self._handle("GET")
+    def _dispatch(self) -> None:
+        self._handle(self.command)
 
-    def do_POST(self) -> None:
-        self._handle("POST")
-
-    def do_PUT(self) -> None:
-        self._handle("PUT")
-
-    def do_PATCH(self) -> None:
-        self._handle("PATCH")
-
-    def do_DELETE(self) -> None:
-        self._handle("DELETE")
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _dispatch
 
     # -- plumbing ------------------------------------------------------------
 
