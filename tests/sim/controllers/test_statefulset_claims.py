@@ -19,7 +19,6 @@ import pytest
 from kubesched.api.load import documents_from_text, load_objects
 from kubesched.api.storage import PersistentVolumeClaim, StorageClass
 from kubesched.api.types import OwnerReference, Pod
-from kubesched.sim.controllers.stateful_claims import aggregate
 from tests.builders import make_pod
 from tests.sim.controllers.rig import Rig, pods_from, workload
 
@@ -360,19 +359,6 @@ def test_a_template_name_that_is_no_volume_name_refuses_the_pod() -> None:
         'create Pod web-0 in StatefulSet web failed error: Pod "web-0" is invalid: '
         'spec.volumes[0].name: Invalid value: "data.v1": a lowercase RFC 1123 label'
     )
-
-
-@pytest.mark.parametrize(
-    ("errors", "text"),
-    [
-        pytest.param(["a"], "a", id="one"),
-        pytest.param(["a", "b"], "[a, b]", id="two"),
-        pytest.param(["a", "a"], "a", id="duplicates-dropped"),
-    ],
-)
-def test_aggregate(errors: list[str], text: str) -> None:
-    """errorutils.NewAggregate(errs).Error()."""
-    assert aggregate(errors) == text
 
 
 # --------------------------------------------------------------------------- retention policy

@@ -28,7 +28,6 @@ failure event is recorded once per claim until it succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -66,13 +65,6 @@ class NewClaim:
 def claim_name(template: str, sts_name: str, ordinal: int) -> str:
     """``getPersistentVolumeClaimName``."""
     return f"{template}-{sts_name}-{ordinal}"
-
-
-def aggregate(errors: Sequence[str]) -> str:
-    """``errorutils.NewAggregate(errs).Error()``: one error as it is, several
-    (duplicates dropped) in brackets."""
-    unique = list(dict.fromkeys(errors))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 def set_view(sts: StatefulSetObj) -> SetView:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubesched.api.errors import InputError
+from kubesched.api.goformat import go_aggregate
 from kubesched.api.selectors import label_selector_matches
 from kubesched.api.types import FAILED, PENDING, SUCCEEDED, IntOrString, LabelSelector, Pod
 from kubesched.api.workloads import ON_DELETE, PARALLEL, StatefulSetDetails
@@ -48,7 +49,7 @@ from kubesched.sim.controllers.podutil import (
     controller_ref,
     is_ready,
 )
-from kubesched.sim.controllers.stateful_claims import StatefulClaims, aggregate
+from kubesched.sim.controllers.stateful_claims import StatefulClaims
 from kubesched.sim.controllers.template import PodTemplate
 from kubesched.sim.disruption import scaled_value
 
@@ -238,7 +239,7 @@ class StatefulSetController:
         # CreateStatefulPod: the pod's claims first, then the pod.
         errors = self.claims.create_claims(sts, name, ordinal)
         if errors:
-            self._failed(sts, name, aggregate(errors))
+            self._failed(sts, name, go_aggregate(errors))
             return None
         if self.env.get(sts.namespace, name) is not None:
             self._failed(sts, name, f'pods "{name}" already exists')
