@@ -67,11 +67,8 @@ class SchedulerPort(Protocol):
 
 class Backend(Protocol):
     """A cluster the loop drives: its clock, its pending changes, its watch events.
-
-    Contract: ``flush`` delivers every watch event queued so far (and those the
-    deliveries cause) to the scheduler and the other subscribers, in order; the
-    loop flushes before it moves the clock, so an event is delivered at the
-    instant it happened."""
+    ``flush`` delivers every event queued so far (and those deliveries cause) to the
+    subscribers, in order; the loop flushes before it moves the clock."""
 
     @property
     def now(self) -> int:

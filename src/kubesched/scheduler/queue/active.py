@@ -82,11 +82,8 @@ class ActiveQueue:
         return self._heap.delete(key)
 
     def pop(self) -> QueuedPodInfo | None:
-        """Head of activeQ, else head of the backoff heap, else None; makes it in flight.
-
-        A pod that is already in flight (a bug elsewhere) is discarded and the
-        next one is popped, as upstream does.
-        """
+        """Head of activeQ, else of the backoff heap, else None; makes it in flight (a
+        pod already in flight, a bug elsewhere, is discarded, as upstream does)."""
         while True:
             pinfo = self._heap.pop()
             if pinfo is None:

@@ -27,15 +27,11 @@ ASSIGNED_POD_UPDATE: Final = ClusterEvent(EventResource.ASSIGNED_POD, ActionType
 
 
 def pod_update_events(old: Pod, new: Pod) -> list[ClusterEvent]:
-    """The UpdatePodXYZ events an update of ``old`` into ``new`` represents.
-
-    The resource is ``AssignedPod`` when ``new`` is bound, else ``UnscheduledPod``.
-    Extractors run in upstream's order: labels, scale-down, scheduling gates
-    eliminated, tolerations. When none applies, the result is the *general*
-    ``Update`` action (upstream ``fwk.Update``), which only matches plugins that
-    registered ``Pod/Update`` (or a wider action), never a specific
-    ``UpdatePodXYZ`` registration. (The DRA ``UpdatePodGeneratedResourceClaim``
-    extractor is not modelled: kubesched pods carry no resource claims.)
+    """The UpdatePodXYZ events an update of ``old`` into ``new`` represents, on
+    ``AssignedPod`` when ``new`` is bound, else ``UnscheduledPod``. Extractors run in
+    upstream's order (labels, scale-down, gates eliminated, tolerations; not DRA's:
+    no pod has claims); when none applies, the *general* ``Update`` action, which
+    matches only ``Pod/Update`` (or wider) registrations.
     """
     if new.labels is old.labels and new.spec is old.spec:
         # A status-only update (the usual case): the general Update action.
@@ -69,13 +65,10 @@ def _scaled_down(old: Pod, new: Pod) -> bool:
 
 
 def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
-    """The UpdateNodeXYZ events an update of ``old`` into ``new`` represents.
-
-    Upstream order: spec.unschedulable, allocatable, labels, taints, conditions,
-    annotations. ``spec.unschedulable`` turning *false* is reported as
-    ``UpdateNodeTaint`` (upstream has no dedicated action); turning true
-    reports nothing. Conditions compare only the type -> status map. Unlike
-    pod updates, an update that matches no extractor yields no event at all.
+    """The UpdateNodeXYZ events an update of ``old`` into ``new`` represents, in
+    upstream's order: spec.unschedulable (turning *false* is ``UpdateNodeTaint``,
+    turning true nothing), allocatable, labels, taints, conditions (type -> status),
+    annotations. No extractor applying means no event.
     """
     actions: list[ActionType] = []
     if new.unschedulable != old.unschedulable and not new.unschedulable:

@@ -59,13 +59,10 @@ class Nominator:
         queue; kept while the nomination lasts (a reference never changes)."""
 
     def add_nominated_pod(self, pod_info: PodInfo, info: NominatingInfo | None) -> None:
-        """Record the nomination ``info`` describes, replacing any previous one.
-
-        The node is ``info.node_name`` in OVERRIDE mode and the pod's own
-        ``status.nominatedNodeName`` in NOOP mode (``info=None`` is NOOP). An
-        empty node name only clears. With a pod lister, nothing is stored if
-        the pod is gone or already bound (``spec.nodeName`` set).
-        """
+        """Record the nomination, replacing any previous one: ``info.node_name`` in
+        OVERRIDE mode, the pod's ``status.nominatedNodeName`` in NOOP mode (or
+        ``info=None``); an empty name only clears. With a pod lister, nothing is
+        stored for a pod gone or already bound."""
         pod = pod_info.pod
         self._delete(pod.uid)
         if info is not None and info.mode == NominatingMode.OVERRIDE:
@@ -86,13 +83,9 @@ class Nominator:
         self._load.add(pod_info, node)
 
     def update_nominated_pod(self, old_pod: Pod | None, new_pod_info: PodInfo) -> None:
-        """Re-register the pod after an update event.
-
-        When neither version carries ``status.nominatedNodeName``, an in-memory
-        nomination is kept: the update may be a stale event that arrived right
-        after the scheduler nominated the pod. Otherwise the new version's own
-        ``nominatedNodeName`` wins (added, changed or cleared).
-        """
+        """Re-register the pod after an update event: the new version's
+        ``nominatedNodeName`` wins, except that an in-memory nomination survives an
+        update where neither version has one (maybe a stale event)."""
         info: NominatingInfo | None = None
         uid = old_pod.uid if old_pod is not None else new_pod_info.pod.uid
         old_nnn = old_pod.nominated_node_name if old_pod is not None else ""
@@ -107,13 +100,9 @@ class Nominator:
         self._delete(pod.uid)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        """PodInfos of the pods nominated to ``node_name``, in nomination order.
-
-        Each is the queue's current PodInfo (the lookup); a pod in no queue (e.g.
-        in flight) is represented by a bare pod with only name, namespace and UID
-        (priority 0), as upstream. Read-only: upstream returns deep copies,
-        kubesched returns the queue's own objects.
-        """
+        """The queue's current PodInfos of the pods nominated to ``node_name``, in
+        nomination order; a pod in no queue (in flight) is a bare pod with name,
+        namespace and UID (priority 0), as upstream. Read-only (upstream copies)."""
         out: list[PodInfo] = []
         lookup = self._lookup
         for ref in self.nominated_pods.get(node_name, ()):

@@ -96,12 +96,8 @@ class QueuedPodInfo:
         return self.unschedulable_plugins | self.pending_plugins
 
     def update(self, pod: Pod) -> None:
-        """Take a newer version of the same pod (upstream QueuedPodInfo.Update).
-
-        Upstream swaps the pointer when the UID is unchanged, keeping the
-        precomputed data. kubesched's precomputed data derives from the spec,
-        so it is kept only when the spec object is the same too.
-        """
+        """Take a newer version of the same pod (upstream QueuedPodInfo.Update); the
+        precomputed data, derived from the spec, is kept only for the same spec object."""
         old = self.pod_info.pod
         if old.uid == pod.uid and old.spec is pod.spec:
             self.pod_info.pod = pod

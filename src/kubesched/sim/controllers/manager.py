@@ -318,10 +318,8 @@ class ControllerManager:
         pass
 
     def on_object_delete(self, resource: str, obj: StorageObject) -> None:
-        """A claim went: the StatefulSets of its namespace with claim templates sync
-        (a pod refused because its claim was being deleted, or held back by a stale
-        claim, may be created now; upstream retries a failed sync with backoff and
-        resyncs every StatefulSet every 30 s)."""
+        """A claim went: the namespace's StatefulSets with claim templates sync (a pod
+        held back by that claim may be created now; upstream retries with backoff)."""
         if isinstance(obj, PersistentVolumeClaim):
             self.statefulsets.claim_deleted(obj.namespace)
 

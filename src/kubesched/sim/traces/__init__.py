@@ -62,18 +62,15 @@ class ImportOptions:
     - ``limit``: keep only the first N pods (trace order), before ``sample``.
     - ``sample``: an int N >= 1 keeps N random pods (all if fewer); a Fraction in
       (0, 1] keeps ``round(f * pods)``. Kept pods stay in trace order.
-    - ``time_scale``: every trace time and duration is multiplied by it
-      (0.001 replays 1000 s of trace per simulated second); exact rational
-      arithmetic, rounded to the nanosecond.
-    - ``node_fraction``: keep ``round(f * nodes)`` nodes chosen at random
-      (f < 1), or add ``round((f - 1) * nodes)`` copies of randomly chosen
-      nodes (f > 1, named ``<node>-copy-<k>``).
+    - ``time_scale``: multiplies every trace time and duration, exactly, rounded
+      to the nanosecond (0.001 replays 1000 s of trace per simulated second).
+    - ``node_fraction``: keep ``round(f * nodes)`` random nodes (f < 1), or add
+      ``round((f - 1) * nodes)`` copies of random nodes (``<node>-copy-<k>``).
     - ``drop_nodes``: then remove N more nodes chosen at random.
     - ``gpu_share``: one of :data:`GPU_SHARE_MODES`.
-    - ``priorities``: tier name -> PriorityClass value (and policy), overriding
-      the format's defaults for the tiers given.
-    - ``max_pods``: the ``pods`` allocatable of every node (the kubelet's default
-      ``maxPods`` is 110).
+    - ``priorities``: tier name -> PriorityClass value (and policy), overriding the
+      format's defaults.
+    - ``max_pods``: every node's ``pods`` allocatable (kubelet default 110).
     - ``no_deletions``: pods get only ``create-at`` and never finish, so the
       cluster fills up (the "schedule until full" experiments of openb).
     - ``max_input_bytes``: the most the trace's files may hold together
@@ -122,14 +119,9 @@ class ImportStats:
 
 @dataclass(slots=True)
 class TraceObjects:
-    """A trace as api objects, in the order they should be created.
-
-    Pods carry ``kubesched.io/create-at`` and ``run-for`` or ``delete-at``
-    annotations; nodes and classes exist from time 0. ``last_event`` is the
-    latest time (ns) the annotations mention; a replay's safety horizon should
-    lie beyond it. The objects are fresh: a run mutates them, so load again
-    for a second run.
-    """
+    """A trace as api objects, in creation order: pods with ``create-at`` and
+    ``run-for`` or ``delete-at``, nodes and classes from time 0. ``last_event`` is
+    the latest annotated time (ns). A run mutates the objects: load again for another."""
 
     priority_classes: list[PriorityClass]
     nodes: list[Node]

@@ -53,15 +53,11 @@ def build_scenario(
     base: Scenario | None = None,
     supported: Collection[str] | None = None,
 ) -> Scenario:
-    """A scenario of the trace's objects (which it admits, i.e. mutates: load the
-    trace again for another scenario), checked and ordered exactly as
-    ``load_scenario`` takes manifests (``scenario_from_result``).
-
-    With ``base`` (a scenario loaded from ``-f`` files), the trace's classes join
-    its PriorityClasses (a class of the same name is an error, as the API server
-    says) and its objects come after the base's objects in input order; the
-    base's configuration is kept. Otherwise ``config`` defaults to the default
-    profile."""
+    """A scenario of the trace's objects (admitted, i.e. mutated), checked and ordered
+    exactly as ``load_scenario`` takes manifests. With ``base`` (from ``-f`` files)
+    the trace's classes join its PriorityClasses (a duplicate name is an error), its
+    objects follow the base's and the base's configuration is kept; otherwise
+    ``config`` defaults to the default profile."""
     if config is None:
         config = default_config(supported=supported or in_tree_registry().keys())
     return scenario_from_result(LoadResult(loaded_objects(trace)), config, base=base)
