@@ -1,30 +1,14 @@
 """``kubesched bench``: upstream scheduler_perf workloads on the simulated cluster.
 
-The templates are upstream's (test/integration/scheduler_perf/):
-
-- node (``templates/node-default.yaml``): ``cpu: 4``, ``memory: 32Gi``, ``pods: 110``,
-  no labels;
-- ``templates/pod-default.yaml``: 100m / 500Mi, priority 0;
-- ``templates/pod-low-priority.yaml``: 900m / 500Mi, priority 0,
-  ``terminationGracePeriodSeconds: 0``;
-- ``templates/pod-high-priority-large-cpu.yaml``: priority 10, 9 CPU / 500Mi (fits no
-  node);
-- the preemptor of PreemptionBasic and PreemptionAsync, by ``preemptor_template``:
-
-  ``default-preemption`` (default; ``default_preemption/templates/pod-high-priority.yaml``
-  at kubernetes/kubernetes 121460defea7): priority 10000, 3970m / 500Mi (requests =
-  limits), grace 0, so each preemptor evicts all four low pods of a node;
-  ``legacy-3cpu`` (``templates/pod-high-priority.yaml``): priority 10, 3 CPU / 500Mi,
-  evicting three of the four.
-
-Workloads (``default_preemption/performance-config.yaml``, ``misc/performance-config.yaml``):
-
-- ``SchedulingBasic``: nodes, init pods (default), measured pods (default);
-- ``PreemptionBasic``: nodes, low-priority init pods, measured preemptor pods;
-- ``PreemptionAsync``: nodes, low-priority init pods; preemptor pods arrive
-  every 200 ms of simulated time while default pods are measured;
-- ``Unschedulable``: nodes, default init pods; large-cpu high-priority pods
-  arrive every 200 ms while default pods are measured.
+Templates and workloads are upstream's (test/integration/scheduler_perf/:
+``templates/node-default.yaml``, ``pod-default.yaml``, ``pod-low-priority.yaml``,
+``pod-high-priority-large-cpu.yaml``; ``default_preemption/`` and ``misc/``
+``performance-config.yaml``), as the constants and ``WORKLOADS`` below spell out.
+``preemptor_template`` chooses PreemptionBasic's and PreemptionAsync's preemptor:
+``default-preemption`` (``default_preemption/templates/pod-high-priority.yaml`` at
+kubernetes/kubernetes 121460defea7: 3970m, evicting all four low pods of a node)
+or ``legacy-3cpu`` (``templates/pod-high-priority.yaml``: 3 CPU, evicting three).
+Churn pods arrive every 200 ms of simulated time during the measured phase.
 
 A run has an init phase (not measured) and a measured phase: measured pods are
 created at once and the phase ends when all are scheduled (or nothing is left
