@@ -273,15 +273,11 @@ class RBDImage:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PodVolume:
-    """One ``spec.volumes[]`` entry. ``source`` is the volume source's key as written
-    (``persistentVolumeClaim``, ``ephemeral``, ``gcePersistentDisk``, ``emptyDir``, ...);
-    the other fields are filled for the sources scheduling reads:
-
-    - ``claim_name``: ``persistentVolumeClaim.claimName``;
-    - ``template``: ``ephemeral.volumeClaimTemplate``;
-    - ``disk``: ``gcePersistentDisk.pdName``, ``awsElasticBlockStore.volumeID`` or
-      ``iscsi.iqn``; ``rbd``: the rbd image; ``read_only``: the source's ``readOnly``;
-    - ``csi_driver``: an inline ``csi`` volume's driver."""
+    """One ``spec.volumes[]`` entry: ``source`` is the volume source's key as written
+    (``persistentVolumeClaim``, ``ephemeral``, ``emptyDir``, ...); ``disk`` is
+    ``gcePersistentDisk.pdName``, ``awsElasticBlockStore.volumeID`` or ``iscsi.iqn``;
+    the other fields are their sources' (``claimName``, ``volumeClaimTemplate``, the
+    rbd image, ``readOnly``, an inline ``csi`` driver)."""
 
     name: str
     source: str

@@ -111,14 +111,12 @@ def find_matching_volume(
     excluded: Mapping[str, PersistentVolume] | None = None,
     delay_binding: bool = False,
 ) -> PersistentVolume | None:
-    """FindMatchingVolume (with VolumeAttributesClass on, GA since v1.34).
-
-    A volume pre-bound to the claim wins at once (no match when its node affinity
-    fails ``node_labels``). Otherwise the smallest Available volume, in the claim's
-    class, with enough capacity, the same volume mode and attributes class, a
-    matching selector and node affinity (scheduler path: ``node_labels`` given,
-    also the access modes). ``delay_binding`` with no node is the PV controller's
-    path for WaitForFirstConsumer claims: only pre-bound volumes match."""
+    """FindMatchingVolume (VolumeAttributesClass GA since v1.34): a volume pre-bound to
+    the claim wins at once (if its node affinity fits ``node_labels``); else the
+    smallest Available volume of the claim's class with enough capacity, the same
+    volume mode and attributes class, a matching selector and node affinity (with
+    ``node_labels``, the scheduler's path, also the access modes). ``delay_binding``
+    without a node (the PV controller, WaitForFirstConsumer) matches only pre-bound."""
     requested = claim.request or 0
     requested_class = claim_class(claim)
     excluded = excluded or {}

@@ -90,9 +90,8 @@ class _Entry(RowEntry):
         self.index = np.full(table.capacity, _UNKNOWN, dtype=np.int64)
         self.known = StatusList()
         self.last: tuple[IntArray, Overrides] | None = None
-        """The last rows asked about and
-        the answer given: handed out again while none of those rows changed (with
-        the lookup table it has built)."""
+        """The last rows asked about and the answer given (with its lookup table),
+        handed out again while none of those rows changed."""
         self.over: IntArray | None = None
         """(``answer_dense`` only) row -> ``index[row]`` where nominated pods count,
         ``NOT_OVERRIDDEN`` elsewhere (one slot longer than the table)."""
@@ -108,10 +107,8 @@ class _Entry(RowEntry):
 
 
 class OverrideRows:
-    """Per-row what-if answers of spec-determined cycles (see the module docstring),
-    in a ``RowAnswers`` store keyed by the pod's signature: what a
-    spec-determined what-if answer depends on besides the row and its summed
-    requests (the nodes' own state: the store drops entries when a node changes)."""
+    """Per-row what-if answers of spec-determined cycles in a ``RowAnswers`` store keyed
+    by the pod's signature (the store drops entries when a node changes)."""
 
     __slots__ = ("_store",)
 
@@ -148,12 +145,10 @@ class OverrideRows:
         index: NominatedLoadIndex,
     ) -> Overrides | None:
         """The filters' what-if answer as ``Overrides`` for ``rows`` (ascending,
-        distinct) with nominated load ``load`` (``index.query`` / ``query_rows``'s
-        answer for the pod, just asked: the index must be in sync with the
-        nominator, or its change log misses nominations); only rows named by the
-        change logs of the node table and of ``index`` since the signature's last
-        use are asked again. None when the framework cannot answer. Only for
-        ``fwk.what_if_spec_determined(state)``."""
+        distinct) with nominated load ``load``, just asked of ``index`` (so it is in
+        sync with the nominator); only rows the change logs name since the
+        signature's last use are asked again. None when the framework cannot answer.
+        Only for ``fwk.what_if_spec_determined(state)``."""
         table = fwk.table
         own = pod.pod.uid if index.is_nominated(pod.pod.uid) else None
         entry, changed = self._entry(fwk, state, pod, (own,), index)
@@ -187,13 +182,11 @@ class OverrideRows:
         load: IntArray,
         count: IntArray,
     ) -> Overrides | None:
-        """``answer`` when every nominated pod counts and the pod is not
-        nominated itself: ``load`` and ``count`` are ``index.dense`` and
-        ``index.dense_counts``, just read (so the index is in sync). Keeps the
-        row -> override array itself, so a cycle costs nothing for the rows
-        whose inputs did not change, however many hold nominated pods. The
-        answer shares that array, which the next call updates in place: use it
-        within the cycle that asked, never keep it."""
+        """``answer`` when every nominated pod counts and the pod is not nominated
+        itself (``load``/``count``: ``index.dense``/``dense_counts``, just read). It
+        keeps the row -> override array, so unchanged rows cost nothing; the answer
+        shares that array, updated in place by the next call: use it only within
+        the cycle that asked."""
         table = fwk.table
         entry, changed = self._entry(fwk, state, pod, True, index)
         over = entry.over

@@ -375,11 +375,8 @@ class Registry:
     def delete(
         self, res: Resource, namespace: str, name: str, options: Obj | None
     ) -> tuple[bool, Obj]:
-        """DELETE: (answer with the object?, object or last state).
-
-        A deletion left pending (grace period, finalizers) answers with the object;
-        a completed one with the object for pods (ReturnDeletedObject), else a Status.
-        """
+        """DELETE: (answer with the object?, object or last state): yes while pending
+        (grace period, finalizers) and for pods (ReturnDeletedObject), else a Status."""
         options = dict(options or {})
         with self.store.lock:
             obj = self.get_stored(res, namespace, name)

@@ -353,12 +353,9 @@ _READERS: dict[str, Callable[[Mapping[str, object], str], ParsedArgs]] = {
 
 
 def read_plugin_args(name: str, raw: object, path: str) -> ParsedArgs | None:
-    """Read the args of ``pluginConfig`` entry ``name`` at ``path`` (the ``args`` path).
-
-    Returns None for plugins without a registered args kind (their args are
-    ignored, as upstream passes them through undecoded). Raises ``ConfigError``
-    for decoding errors: unknown fields, wrong types, a foreign ``kind``.
-    """
+    """The args of ``pluginConfig`` entry ``name`` at ``path``; None for plugins without
+    a registered args kind (passed through undecoded upstream). ``ConfigError`` for
+    unknown fields, wrong types or a foreign ``kind``."""
     reader = _READERS.get(name)
     if reader is None:
         return None

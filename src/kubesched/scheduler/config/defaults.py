@@ -1,9 +1,7 @@
 """Upstream v1.36 facts the configuration is built from.
 
-- ``PLUGIN_POINTS``: which extension points each in-tree plugin implements
-  (the ``var _ fwk.XPlugin = &P{}`` assertions in
-  pkg/scheduler/framework/plugins/*). multiPoint enables a plugin at every
-  point listed here, so this table decides the expanded default profile.
+- ``PLUGIN_POINTS``: the extension points each in-tree plugin implements (the
+  ``var _ fwk.XPlugin = &P{}`` assertions), where multiPoint enables it.
 - ``DEFAULT_PLUGINS``: ``getDefaultPlugins()`` of pkg/scheduler/apis/config/v1/
   default_plugins.go with v1.36's default feature gates applied
   (DynamicResourceAllocation GA: DynamicResources before DefaultPreemption;

@@ -6,10 +6,9 @@ Upstream reports a bad configuration as ``<path>: <body>`` where the body is
 ``Duplicate value: "x"``, ``Forbidden: <detail>``. ``FieldError.to_input_error``
 turns one into ``InputError(field=<path>, message=<body>)``.
 
-Bad values are printed the way Go's ``ErrorBody`` prints them: integers
-plainly, strings (named string types too) quoted by ``strconv.Quote``, string
-slices as ``[]string{"a"}`` / ``[]string(nil)`` (``kubesched.api.goformat``).
-Callers pass a ``GoValue`` when the Go rendering of a composite value matters.
+Bad values print as Go's ``ErrorBody`` prints them (integers plainly, strings
+quoted, string slices as ``[]string{"a"}``); a ``GoValue`` gives a composite
+value's Go rendering.
 """
 
 from __future__ import annotations

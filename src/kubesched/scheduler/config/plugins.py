@@ -208,11 +208,8 @@ def _score_weights(plugins: Plugins, path: str) -> dict[str, int]:
 def expand_plugins(
     plugins: Plugins, path: str, scheduler_name: str, supported: Collection[str] | None
 ) -> dict[str, tuple[PluginRef, ...]]:
-    """The enabled plugins of every extension point, in run order.
-
-    ``path`` is the profile's ``plugins`` path (for error fields). Raises
-    ``ConfigError`` with the framework's messages, in the framework's order.
-    """
+    """The enabled plugins of every extension point, in run order; ``ConfigError``
+    with the framework's messages in its order (fields under ``path``)."""
     for point in FRAMEWORK_ORDER:
         seen: set[str] = set()
         for plugin in plugins[point].enabled:
