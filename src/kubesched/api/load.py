@@ -233,10 +233,9 @@ class Loaded(Generic[T]):
 
 @dataclass(slots=True)
 class LoadResult:
-    """The converted objects in input order, and what was left out: ``ignored``
-    counts kinds we do not act on by name, ``unmodelled`` those of them that can
-    change scheduling (``kubesched.api.unmodelled``), ``skipped_claims`` names
-    the objects skipped for their resource claims (``pod default/a``)."""
+    """The converted objects in input order; ``ignored`` counts the kinds we do not act
+    on, ``unmodelled`` those of them that can change scheduling, ``skipped_claims``
+    names the objects skipped for their resource claims (``pod default/a``)."""
 
     objects: list[Loaded[LoadedObject]] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
@@ -406,15 +405,12 @@ def _pods_made(obj: LoadedObject) -> int:
 def load_objects(docs: Iterable[Document], *, limits: InputLimits = DEFAULT_LIMITS) -> LoadResult:
     """Convert documents into typed objects, in input order.
 
-    Raises :class:`InputError` (with ``source``, ``obj`` like ``pod default/web-1``
-    and ``field``) for the first bad value (as the conversion and
-    ``kubesched.api.meta_validation`` check them), a missing ``apiVersion`` or
-    ``kind``, an unserved apiVersion of a kind we act on, an unknown
-    ``kubesched.io/`` annotation, a second object of the same kind and name (same
-    namespace for namespaced kinds; PriorityClasses excepted, see
-    ``kubesched.sim.priority_classes``), or more objects than ``limits.max_objects``
-    counting the pods of workloads' ``replicas``. Pods and workloads with resource
-    claims are checked, then skipped (``LoadResult.skipped_claims``).
+    Raises :class:`InputError` (``source``, ``obj`` like ``pod default/web-1``,
+    ``field``) for the first bad value, a missing ``apiVersion`` or ``kind``, an
+    unserved apiVersion of a kind we act on, an unknown ``kubesched.io/`` annotation,
+    a second object of the same kind and name (PriorityClasses excepted: they have
+    lifetimes), or more than ``limits.max_objects`` objects counting workloads'
+    ``replicas``. Pods and workloads with resource claims are checked, then skipped.
     """
     result = LoadResult()
     first_seen: dict[tuple[str, str, str], Loaded[LoadedObject]] = {}

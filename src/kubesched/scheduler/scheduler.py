@@ -285,22 +285,18 @@ class Scheduler:
                 self._nomination_released(pod)
 
     def _nomination_released(self, pod: Pod) -> None:
-        """A pending pod gave up the node it was nominated to (deleted, or its
-        ``status.nominatedNodeName`` cleared or changed): equal- and lower-priority
-        pods counted it as if it were assigned there, so they are offered an
-        ``AssignedPodDelete`` of it (upstream deletePodFromSchedulingQueue and
-        updatePodInSchedulingQueue with getLEPriorityPreCheck)."""
+        """A pending pod gave up its nominated node (deleted, nomination cleared or
+        changed): equal- and lower-priority pods, which counted it there, are offered
+        an ``AssignedPodDelete`` of it (upstream getLEPriorityPreCheck)."""
         priority = pod.priority
         self.queue.move_all_to_active_or_backoff_queue(
             ASSIGNED_POD_DELETE, pod, None, lambda p: p.priority <= priority
         )
 
     def _count_pending_pod_update(self, old: Pod, new: Pod) -> None:
-        """Count an update of a pending pod as a cluster change when it can change
-        some pod's next attempt: its spec or labels changed (every pod, itself
-        included), or its nominated node did (the others: its own nomination is
-        its own write after an attempt, which a retry would not see differently).
-        A change of conditions alone (PodScheduled=False after a failure) is none."""
+        """Count an update of a pending pod as a cluster change when it can change some
+        pod's next attempt: its spec or labels changed, or its nominated node did (for
+        the others; its own nomination is its own write). Conditions alone are none."""
         if new.spec is not old.spec or new.labels is not old.labels:
             self.changes += 1
         elif new.nominated_node_name != old.nominated_node_name:
@@ -314,10 +310,9 @@ class Scheduler:
         self.queue.move_all_to_active_or_backoff_queue(ASSIGNED_POD_DELETE, pod, None)
 
     def would_retry_on_a_changed_cluster(self) -> bool:
-        """Some pod that only a queue timer would move (backoffQ, or the pool via the
-        5-minute leftover flush) was last attempted before the latest cluster change:
-        upstream's queue would retry it and the answer may differ. False means every
-        retry upstream would still make sees the cluster its pod already saw."""
+        """Some pod only a queue timer would move (backoffQ, or the pool's 5-minute
+        flush) was last attempted before the latest cluster change, so a retry's
+        answer may differ; False: every retry would see the cluster its pod saw."""
         changes = self.changes
         return any(p.seen_changes < changes for p in self.queue.waiting_pods())
 
