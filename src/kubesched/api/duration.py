@@ -47,9 +47,8 @@ def _invalid(orig: str) -> DurationError:
 
 
 def parse_duration(text: str) -> int:
-    """Nanoseconds of a Go duration string (``90s``, ``1h30m``, ``-1.5h``, ``0``).
-
-    Raises DurationError (a ValueError) with Go's message."""
+    """Nanoseconds of a Go duration string (``90s``, ``1h30m``, ``-1.5h``, ``0``);
+    DurationError (a ValueError) with Go's message."""
     orig = text
     s = text
     neg = False
@@ -151,9 +150,7 @@ def _fmt_frac(v: int, prec: int) -> tuple[str, int]:
 
 
 def format_duration(ns: int) -> str:
-    """``time.Duration(ns).String()``: ``0s``, ``1.5µs``, ``250ms``, ``1h30m0s``.
-
-    ``ns`` must be within int64."""
+    """``time.Duration(ns).String()`` for int64 ``ns``: ``0s``, ``1.5µs``, ``1h30m0s``."""
     if not -_TWO63 <= ns < _TWO63:
         raise ValueError(f"duration out of int64 range: {ns}")
     u = -ns if ns < 0 else ns

@@ -98,12 +98,9 @@ class QuantityError(ValueError):
 
 
 def _scan(s: str) -> tuple[bool, str, str, str, str]:
-    """Split like ``parseQuantityString``: (positive, value, num, denom, suffix).
-
-    ``value`` is the sign and number as written; ``num`` has its leading zeros
-    stripped ("0" when nothing is left); ``denom`` is the digits after the point.
-    Only ASCII digits count, as Go compares bytes.
-    """
+    """Split like ``parseQuantityString``: (positive, value = sign and number as
+    written, num without leading zeros or "0", denom = digits after the point,
+    suffix). Only ASCII digits count, as Go compares bytes."""
     positive = True
     pos = 0
     end = len(s)
@@ -286,12 +283,9 @@ def _go_trim_space(s: str) -> str:
 def parse_quantity(text: str | int | float) -> Fraction:
     """Parse a quantity into upstream's exact value (``resource.ParseQuantity``).
 
-    Strings are taken as written: no whitespace trimming (use
-    ``parse_quantity_json`` for values read from an object). YAML may hand us
-    numbers: ints are exact; floats go through their shortest decimal repr
-    (``0.5`` -> ``"0.5"``), the digits Go's JSON encoder would write. Booleans are
-    rejected like the JSON ``true`` they come from.
-    Raises QuantityError with apimachinery's message, or ERR_TOO_LARGE at 10^1000.
+    Strings are taken as written (``parse_quantity_json`` trims). Ints are exact,
+    floats go through their shortest repr (the digits Go's JSON encoder writes),
+    booleans are rejected. Raises QuantityError with apimachinery's message.
     """
     if isinstance(text, bool):
         raise QuantityError(ERR_FORMAT_WRONG)

@@ -43,10 +43,8 @@ _BOUNDS: Final = {32: (INT32_MIN, INT32_MAX), 64: (INT64_MIN, INT64_MAX)}
 
 @dataclass(frozen=True, slots=True)
 class ReadPolicy:
-    """How a :class:`Reader` words and raises a problem (the structure is the Reader's).
-
-    Go types named to the callbacks: ``struct`` (a mapping), ``slice`` (a list),
-    ``string``, ``bool``, ``int32``, ``int64``."""
+    """How a :class:`Reader` words and raises a problem; callbacks get Go type names
+    (``struct``, ``slice``, ``string``, ``bool``, ``int32``, ``int64``)."""
 
     fail: Callable[[str, str], Exception]
     """(path, message) -> the exception to raise."""
