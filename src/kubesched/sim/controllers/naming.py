@@ -2,9 +2,7 @@
 
 ``random_suffix`` is the ``generateName`` suffix (5 characters of utilrand's
 alphabet) from the caller's seeded source; ``template_hash`` stands in for
-``pod-template-hash`` / ``controller-revision-hash`` (upstream's FNV-32a of the
-Go-encoded template cannot be reproduced): a hash of the template's key, stable
-across runs and seeds.
+``pod-template-hash`` / ``controller-revision-hash``.
 """
 
 from __future__ import annotations

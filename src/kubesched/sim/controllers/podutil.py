@@ -65,10 +65,9 @@ def controller_ref(kind: str, name: str, uid: str, api_version: str = "apps/v1")
 
 
 def claim(pod: Pod, owner_uid: str, namespace: str, selector: LabelSelector | None) -> str | None:
-    """What ``BaseControllerRefManager.ClaimObject`` does with one pod for a live
-    controller: ``OWNED`` (ours and its labels match), ``RELEASE`` (ours but they no
-    longer match), ``ADOPT`` (an orphan of the namespace, not being deleted, that
-    matches), or None (someone else's, or not a match)."""
+    """``BaseControllerRefManager.ClaimObject`` for one pod: ``OWNED`` (ours, matching),
+    ``RELEASE`` (ours, no longer matching), ``ADOPT`` (a matching orphan of the
+    namespace, not being deleted), or None."""
     ref = pod.controller_ref()
     matches = selector is not None and label_selector_matches(selector, pod.labels)
     if ref is not None:

@@ -72,12 +72,10 @@ FAILED_CREATE: Final = "FailedCreate"
 class ReplicaSetController:
     """Keeps each ReplicaSet at its replica count; its pod events come from a watch.
 
-    A pod creation the API server refuses (the template's PriorityClass was
-    deleted) records ``FailedCreate`` on the ReplicaSet and leaves the replica
-    missing; instead of upstream's workqueue backoff, kubesched retries at the next
-    sync or when a PriorityClass is created (the only change that can help).
-    ``adopt_pod`` writes an orphan's owner references and returns the updated pod.
-    """
+    A pod creation the API server refuses (the template's PriorityClass was deleted)
+    records ``FailedCreate`` and leaves the replica missing; instead of upstream's
+    workqueue backoff, kubesched retries at the next sync or when a PriorityClass is
+    created (the only change that can help)."""
 
     create_pod: Callable[[Pod, int | None], None]
     rng: random.Random
