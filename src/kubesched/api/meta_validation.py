@@ -3,18 +3,15 @@
 :func:`validate_object` runs after an object converted (fields have their types)
 and raises :class:`InputError` with ``field`` set and upstream's wording:
 
-- label keys and values (apimachinery ``ValidateLabels`` / ``IsQualifiedName`` /
-  ``IsValidLabelValue``) of ``metadata.labels``, a pod template's labels, a pod
-  spec's ``nodeSelector`` and the ``matchLabels`` / ``matchExpressions`` keys of a
-  PodDisruptionBudget's or workload's ``spec.selector``, e.g.
+- label keys and values (``ValidateLabels``) of ``metadata.labels``, pod template
+  labels, ``nodeSelector`` and a PDB's or workload's ``spec.selector`` keys, e.g.
   ``metadata.labels: Invalid value: "bad key!": name part must consist of ...``;
 - annotation keys (qualified names, case-insensitive) and their total size
   (``ValidateAnnotations``);
-- each container's requests against its limits (``ValidateResourceRequirements``):
-  ``spec.containers[0].resources.requests: Invalid value: "2": must be less than
-  or equal to cpu limit of 1``; extended resources and hugepages cannot be
-  overcommitted (request equal to limit, a limit required) and extended
-  resources are integers; values print as ``Quantity.String()`` does;
+- each container's requests against its limits (``ValidateResourceRequirements``:
+  ``...requests: Invalid value: "2": must be less than or equal to cpu limit of
+  1``); extended resources and hugepages need request == limit, extended ones are
+  integers; values print as ``Quantity.String()`` does;
 - each container's ``resources.claims`` names one of ``spec.resourceClaims``.
 
 The first problem found is reported (upstream lists them all); labels are

@@ -3,9 +3,8 @@ time each pod is created.
 
 A PriorityClass exists from its ``kubesched.io/create-at`` (default ``0s``) until
 its ``kubesched.io/delete-at``. Within one instant, class deletions come first,
-then class creations, then every other object (Helm installs PriorityClasses
-before the workloads that use them too): a pod created at the instant its class
-is created takes it; a pod created at the instant its class is deleted does not.
+then creations, then every other object (as Helm installs them): a pod created at
+the instant its class is created takes it, at the instant it is deleted does not.
 
 Priority admission (upstream plugin/pkg/admission/priority) runs once, when a pod
 is created, against the classes that exist at that moment:

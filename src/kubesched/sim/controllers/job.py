@@ -7,24 +7,21 @@ with ``podReplacementPolicy: TerminatingOrFailed`` (the default) a terminating p
 as failed at once (``isPodFailed``), so it is replaced at once; with ``Failed``, only
 once it is gone.
 
-It keeps ``min(parallelism, remaining)`` pods active, where remaining is
-``completions - succeeded``; without ``completions`` (a work queue) it keeps
-``parallelism`` active until a pod succeeds, then creates no more and is
-complete when none is left active. Pods are ``<job>-<5 random characters>``
-(Indexed: ``<job>-<index>-<5 characters>``, one pod per index not yet
-succeeded, lowest first, with the ``batch.kubernetes.io/job-completion-index``
-annotation and label). The Job completes (event ``Completed``, ``Job
-completed``) when enough pods succeeded and none is active; it fails
-(``BackoffLimitExceeded`` / ``DeadlineExceeded``, its active pods deleted) when
-more than ``backoffLimit`` pods failed or it has been active longer than
-``activeDeadlineSeconds``. ``suspend`` keeps no pod active.
-``ttlSecondsAfterFinished`` deletes a finished Job, and its pods, after that long.
-A Job of a dump continues from its status: ``succeeded``/``failed`` (with
-``uncountedTerminatedPods``), its completion condition and start time; the
-finished pods found at its first sync are taken as counted there.
+It keeps ``min(parallelism, completions - succeeded)`` pods active; without
+``completions`` (a work queue), ``parallelism`` until a pod succeeds, then none
+new, complete when none is left. Pods are ``<job>-<5 random characters>`` (Indexed:
+``<job>-<index>-<5 characters>``, one per index not yet succeeded, lowest first,
+with the ``batch.kubernetes.io/job-completion-index`` annotation and label). The
+Job completes (``Completed``) when enough pods succeeded and none is active; it
+fails (``BackoffLimitExceeded`` / ``DeadlineExceeded``, active pods deleted) when
+more than ``backoffLimit`` pods failed or it ran past ``activeDeadlineSeconds``.
+``suspend`` keeps no pod active; ``ttlSecondsAfterFinished`` deletes a finished Job
+and its pods. A dump's Job continues from its status (counts with
+``uncountedTerminatedPods``, completion, start time), taking the finished pods of
+its first sync as counted.
 
-Not modelled: the failure backoff delay before a replacement (replacements are
-created at once), podFailurePolicy rules, successPolicy, backoffLimitPerIndex.
+Not modelled: the failure backoff before a replacement, podFailurePolicy rules,
+successPolicy, backoffLimitPerIndex.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The StatefulSet controller (upstream pkg/controller/statefulset,
 stateful_set_control.go ``updateStatefulSet``).
 
-A StatefulSet's pods are named ``<sts>-<ordinal>`` for the ordinals
-``[start, start + replicas)`` (``spec.ordinals.start``, default 0). Its pods
-are the pods of its namespace it controls, or orphans its selector matches
-whose name is one of its ordinals, which it adopts. Each sync:
+Pods are ``<sts>-<ordinal>`` for the ordinals ``[start, start + replicas)``
+(``spec.ordinals.start``, default 0): those it controls, and orphans its selector
+matches named after one of its ordinals, which it adopts. Each sync:
 
-- a Failed or Succeeded replica is deleted; a new pod of that name is created
-  at a later sync, once the old one is gone (so a preempted pod comes back
-  Pending, under the same name, when its grace period ends);
+- a Failed or Succeeded replica is deleted and created again once gone (so a
+  preempted pod comes back Pending, same name, when its grace period ends);
 - a missing replica is created, with the labels upstream adds:
   ``statefulset.kubernetes.io/pod-name``, ``apps.kubernetes.io/pod-index`` and
   ``controller-revision-hash`` (the update revision: ``status.updateRevision``
