@@ -3,13 +3,11 @@
 Upstream: pkg/controller/disruption/disruption.go (``trySync``,
 ``getExpectedPodCount``, ``countHealthyPods``, ``updatePdbStatus``):
 
-- the PDB's pods are the pods of its namespace its selector matches
-  (a missing selector matches none);
+- its pods are those of its namespace its selector matches (none without one);
 - ``minAvailable`` as an integer: expected = number of pods, desired = the value;
-- ``maxUnavailable`` (integer or percentage) or ``minAvailable`` as a
-  percentage: expected = the summed scale of the pods' controllers
-  (percentages rounded up); a pod with no controller makes the status fail
-  safe (nothing may be disrupted);
+- ``maxUnavailable`` or a percentage ``minAvailable``: expected = the summed scale
+  of the pods' controllers (percentages rounded up); a pod without a controller
+  fails safe (nothing may be disrupted);
 - healthy = ready pods (Running, not being deleted, not listed in
   ``disruptedPods`` within the 2-minute deletion timeout);
 - ``disruptionsAllowed = healthy - desired``, never below 0, and 0 when no

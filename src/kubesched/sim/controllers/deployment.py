@@ -8,12 +8,11 @@ Deployment's ignoring ``pod-template-hash`` (``FindNewReplicaSet``); the others 
 
 Rollout, as upstream's ``rolloutRolling`` / ``rolloutRecreate``:
 
-- RollingUpdate: the new ReplicaSet scales up to at most ``replicas +
-  maxSurge`` pods in all (``NewRSNewReplicas``), old ones scale down while
-  ``replicas - maxUnavailable`` pods stay available (``reconcileOldReplicaSets``,
-  ``cleanupUnhealthyReplicas``, ``scaleDownOldReplicaSetsForRollingUpdate``,
-  oldest first); a dump's steady state (new ReplicaSet at ``replicas``, old
-  ones at 0) is left as it is.
+- RollingUpdate: the new ReplicaSet scales up to ``replicas + maxSurge`` pods in
+  all (``NewRSNewReplicas``), old ones, oldest first, down while ``replicas -
+  maxUnavailable`` stay available (``reconcileOldReplicaSets``,
+  ``cleanupUnhealthyReplicas``, ``scaleDownOldReplicaSetsForRollingUpdate``); a
+  dump's steady state is left as it is.
 - Recreate: old ReplicaSets scale to 0; once none of their pods is left
   running or terminating, the new one is created or scaled to ``replicas``.
 

@@ -3,16 +3,14 @@
 ``replay_summary(record, end_time)`` reads a run's ``RunRecord`` and returns
 JSON-able, deterministic plain data:
 
-- per priority tier (the pod's ``priorityClassName``, or ``priority <n>``
-  without one; ordered by priority, highest first) and in total: pods,
-  scheduled (bound at least once), pending at the end, deleted while pending,
-  preemptions made by the tier's pods, victims taken from the tier, and the
-  scheduling delay (first ``scheduledAt - createdAt``, seconds of simulated
-  time) as nearest-rank p50/p90/p99, mean and max;
-- allocation over time: at ``0, interval, 2*interval, ... <= end_time``, the sum
-  of the requests of the pods bound to a node at that instant (terminating pods
-  still count, finished ones no longer do, as the scheduler's cache sees it)
-  and its ratio to the total allocatable of the nodes present at the end.
+- per priority tier (``priorityClassName``, else ``priority <n>``; highest first)
+  and in total: pods, scheduled (bound at least once), pending at the end, deleted
+  while pending, preemptions made, victims taken, and the scheduling delay (first
+  ``scheduledAt - createdAt``, simulated seconds) as nearest-rank p50/p90/p99,
+  mean and max;
+- allocation at ``0, interval, ... <= end_time``: the requests of the pods bound at
+  that instant (terminating ones count, finished ones not, as the scheduler's cache
+  sees it) and their ratio to the allocatable of the nodes present at the end.
 
 ``render_summary`` prints the same as a few aligned text lines.
 """
