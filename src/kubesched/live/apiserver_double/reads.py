@@ -10,14 +10,13 @@ LIST (staging/.../cacher delegator + etcd3 store):
 - `resourceVersionMatch=Exact`, or a `limit` with N != 0, or a `continue` token:
   from the revision's snapshot; older than the last compaction is 410 Expired.
 
-WATCH (cacher.Watch): with WatchList on (the default here, `watch_list_defaulting`),
-a watch with `resourceVersion` unset or 0 and neither `sendInitialEvents` nor
-`resourceVersionMatch` is defaulted to `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
-(SetListOptionsDefaults). `sendInitialEvents=true` sends the current objects as ADDED
-(sorted by key) and then a BOOKMARK annotated `k8s.io/initial-events-end`;
-`resourceVersion` unset or 0 sends the current objects then live events; N > 0
-replays the cache's events after N, or, when N is older than the cache window,
-is a 200 stream holding one ERROR event `too old resource version: N (floor)`.
+WATCH (cacher.Watch): with WatchList on (`watch_list_defaulting`), `resourceVersion`
+unset or 0 without `sendInitialEvents`/`resourceVersionMatch` becomes
+`sendInitialEvents=true&resourceVersionMatch=NotOlderThan` (SetListOptionsDefaults),
+which sends the current objects as ADDED (by key), then a BOOKMARK annotated
+`k8s.io/initial-events-end`; otherwise unset or 0 sends the current objects then
+live events; N > 0 replays the cache's events after N, or, older than the window,
+is a 200 stream of one ERROR event `too old resource version: N (floor)`.
 """
 
 from __future__ import annotations

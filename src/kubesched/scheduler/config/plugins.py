@@ -1,23 +1,17 @@
 """A profile's ``plugins``: reading, merging with the defaults, multiPoint expansion.
 
-Three upstream steps, kept separate because each has its own rules:
-
 1. ``read_plugins``: the user's ``plugins`` section as written.
-2. ``merge_plugins`` (v1 ``mergePlugins``/``mergePluginSet``): per extension
-   point, and for multiPoint, the user's set is merged into the default set.
-   Disabled names (``"*"`` = all) drop default entries; a user entry naming
-   a default plugin replaces it in place (keeping the default's position but
-   the user's weight, even when unset); other user entries are appended in
-   order, duplicates included.
+2. ``merge_plugins`` (v1 ``mergePlugins``/``mergePluginSet``): per extension point
+   and for multiPoint, disabled names (``"*"`` = all) drop default entries; a user
+   entry naming a default plugin replaces it in place (default's position, user's
+   weight even when unset); other user entries are appended in order, duplicates
+   included.
 3. ``expand_plugins`` (runtime ``NewFramework``/``expandMultiPointPlugins``/
-   ``getScoreWeights``): specific-point lists are checked, then multiPoint
-   plugins are added to every point they implement, unless that point
-   disables them or ``"*"``. A multiPoint plugin that the point also lists
-   explicitly takes the point's position. Order per point: explicitly listed
-   plugins that are also in multiPoint (in the point's order), then the
-   multiPoint plugins, then the point's other plugins. A Score weight comes
-   from the first of (score list, multiPoint list) naming the plugin; unset
-   or 0 means 1.
+   ``getScoreWeights``): specific-point lists are checked, then multiPoint plugins
+   join every point they implement unless it disables them or ``"*"``. Order per
+   point: its explicitly listed plugins that are also in multiPoint (point's
+   order), the multiPoint plugins, the point's other plugins. A Score weight comes
+   from the score list, else the multiPoint list; unset or 0 means 1.
 """
 
 from __future__ import annotations
