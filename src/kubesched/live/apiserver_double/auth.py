@@ -1,11 +1,10 @@
 """Authentication (bearer tokens) and an RBAC-like authorizer with upstream's 403 wording.
 
-Off by default: with no tokens configured every request is `system:admin` and
-allowed. With tokens, a request without a known token is 401 Unauthorized; a
-user is allowed what its rules grant (users in `superusers` everything). A
-denial is upstream's Forbidden: `<resource>.<group> "<name>" is forbidden: User
-"<user>" cannot <verb> resource "<resource>[/<sub>]" in API group "<group>" in
-the namespace "<ns>"` (or `at the cluster scope`).
+Off without tokens (every request is an allowed `system:admin`). With tokens, an
+unknown token is 401; a user may do what its rules grant (`superusers` anything);
+a denial is upstream's Forbidden (`... is forbidden: User "<user>" cannot <verb>
+resource "<resource>[/<sub>]" in API group "<group>" in the namespace "<ns>"` or
+`at the cluster scope`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Request-level fault injection: answer chosen requests with an error instead.
 
-A `Fault` matches requests by verb (get, list, watch, create, update, patch,
-delete), resource, subresource, namespace and name (None matches anything) and
-answers the next `times` of them with its Status (e.g. 429 with Retry-After,
-500, or the 409 a binding gets when another scheduler won). Faults are checked
-after authentication and before the request touches any state. Stream faults
-(410s, drops, stalls) and restarts are methods of the server itself.
+A `Fault` matches requests by verb, resource, subresource, namespace and name (None
+matches anything) and answers the next `times` of them with its Status (429 with
+Retry-After, 500, a binding's 409, ...), after authentication and before any state
+is touched. Stream faults and restarts are methods of the server itself.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Server-side tables (`Accept: ...;as=Table;v=v1;g=meta.k8s.io`), as `kubectl get` asks.
 
-The columns of upstream's printers for the kinds a scheduler's user looks at
-(pods, nodes, namespaces, leases, PriorityClasses), and the default Name/Age
-table for the others. Ages use the double's clock and upstream's
-duration.HumanDuration. Rows carry PartialObjectMetadata (includeObject=Metadata,
-kubectl's default) or the whole object when `includeObject=Object`.
+Upstream's printer columns for pods, nodes, namespaces, leases and PriorityClasses,
+Name/Age for the others (ages by the double's clock, duration.HumanDuration). Rows
+carry PartialObjectMetadata, or the whole object with `includeObject=Object`.
 """
 
 from __future__ import annotations
