@@ -4,21 +4,19 @@
 Schedules run on wall-clock time (the run's time 0 is ``epoch``: the dump's
 instant, else the Unix epoch), in UTC or ``spec.timeZone``. Each sync, as upstream:
 
-- finished Jobs leave ``status.active`` (``SawCompletedJob``: ``Saw completed
-  job: <name>, condition: Complete``), active Jobs that no longer exist too
+- finished Jobs leave ``status.active`` (``SawCompletedJob``), missing ones too
   (``MissingJob``); finished Jobs beyond ``successfulJobsHistoryLimit`` (3) /
-  ``failedJobsHistoryLimit`` (1) are deleted, oldest first (``SuccessfulDelete``,
-  ``Deleted job <name>``), with their pods;
+  ``failedJobsHistoryLimit`` (1) are deleted with their pods, oldest first
+  (``SuccessfulDelete``);
 - unless ``suspend``: the most recent unmet schedule time after
   ``lastScheduleTime`` (or the creation time) and not after now
   (``mostRecentScheduleTime``; more than 100 missed gives ``TooManyMissedTimes``);
   later than ``startingDeadlineSeconds`` it is skipped (``MissSchedule``);
   with ``concurrencyPolicy: Forbid`` and a Job still active it is skipped
   (``JobAlreadyActive``); with ``Replace`` the active Jobs are deleted first;
-- the Job ``<cronjob>-<scheduled time in minutes since the Unix epoch>`` is
-  created from ``jobTemplate`` (its labels and annotations, plus
-  ``batch.kubernetes.io/cronjob-scheduled-timestamp``) and recorded as active
-  (``SuccessfulCreate``, ``Created job <name>``);
+- the Job ``<cronjob>-<scheduled minutes since the Unix epoch>`` is created from
+  ``jobTemplate`` (plus ``batch.kubernetes.io/cronjob-scheduled-timestamp``) and
+  recorded as active (``SuccessfulCreate``);
 - the next sync is at the next schedule time plus 100 ms (``nextScheduleDelta``).
 """
 

@@ -17,9 +17,8 @@ loses them. A terminating pod holds its node's place; an unscheduled pod whose n
 is gone is deleted. Pods carry ``controller-revision-hash`` (and
 ``pod-template-generation`` with the deprecated generation annotation).
 
-Not modelled: rolling updates (the template never changes in a run; pods of
-other revisions in a dump are kept), ``maxSurge``, ``minReadySeconds``, the
-backoff on deleting failed pods.
+Not modelled: rolling updates (a dump's pods of other revisions are kept),
+``maxSurge``, ``minReadySeconds``, the backoff on deleting failed pods.
 """
 
 from __future__ import annotations
