@@ -72,13 +72,17 @@ def binding_requests(api: ApiServerDouble) -> list[str]:
 def events(api: ApiServerDouble, reason: str) -> Counter[str]:
     """How many events of ``reason`` kubesched wrote, per pod: the creations and
     the series PATCHes of those (the first repeat of an event PATCHes its series'
-    count onto it; later ones are written when the series ends)."""
+    count onto it; later ones are written when the series ends). A creation sent
+    again under the same name (its answer was lost to a cut connection, as
+    client-go retries it; the server then answers AlreadyExists) is one event."""
     names: dict[str, str] = {}
     out: Counter[str] = Counter()
     for method, path, _, body in list(api.requests):
         if not isinstance(body, dict) or "/events" not in path:
             continue
         if method == "POST" and body.get("reason") == reason:
+            if body["metadata"]["name"] in names:
+                continue
             names[body["metadata"]["name"]] = body["regarding"]["name"]
             out[body["regarding"]["name"]] += 1
         elif method == "PATCH" and path.rsplit("/", 1)[1] in names:

@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.report.compare import Variant, comparison, render, text
 from kubesched.sim.runspec import RunSpec, result_document
-from tests.report.test_html import OUTPUT, chromium, external_resources, headless
+from tests.report.test_html import assert_drawn_in_chromium, external_resources
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "compare"
@@ -27,26 +27,10 @@ def example() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def test_every_plot_renders_in_chromium(tmp_path: Path) -> None:
-    browser = chromium()
     doc, docs = example()
     page = tmp_path / "compare.html"
     page.write_text(render(doc, docs))
-    dom = headless(browser, page.as_uri(), "--dump-dom")
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    html = dom.stdout
-    for i, plot in enumerate(PLOTS):
-        start = html.index(f'id="{plot}"')
-        stop = html.find('<div class="plot">', start) if i + 1 < len(PLOTS) else None
-        block = html[start:stop]
-        assert '<svg class="main-svg"' in block, f"{plot}: no SVG drawn"
-        marks = len(re.findall(r'class="(?:point|trace bars|trace scatter)', block))
-        assert marks > 0, f"{plot}: an empty plot"
-    console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
-    assert console == []
-    OUTPUT.mkdir(exist_ok=True)
-    shot = OUTPUT / "compare-screenshot.png"
-    taken = headless(browser, page.as_uri(), f"--screenshot={shot}")
-    assert taken.returncode == 0 and shot.stat().st_size > 10_000
+    assert_drawn_in_chromium(page, PLOTS, "compare-screenshot.png")
 
 
 def test_page_is_self_contained_deterministic_and_marks_differences() -> None:

@@ -82,21 +82,28 @@ def write_report(tmp_path: Path) -> Path:
 
 
 def test_every_plot_renders_in_chromium(tmp_path: Path) -> None:
+    assert_drawn_in_chromium(write_report(tmp_path), PLOTS, "report-screenshot.png")
+
+
+def assert_drawn_in_chromium(page: Path, plots: tuple[str, ...], screenshot: str) -> None:
+    """Open ``page`` in headless Chromium: every plot of ``plots`` (div ids, in page
+    order) drew an SVG with marks, nothing was logged to the console; then save a
+    screenshot as ``test-output/<screenshot>``."""
     browser = chromium()
-    page = write_report(tmp_path)
     dom = headless(browser, page.as_uri(), "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     html = dom.stdout
-    for plot in PLOTS:
+    for i, plot in enumerate(plots):
         start = html.index(f'id="{plot}"')
-        block = html[start : html.find('<div class="plot">', start) if plot != PLOTS[-1] else None]
+        stop = html.find('<div class="plot">', start) if i + 1 < len(plots) else None
+        block = html[start:stop]
         assert '<svg class="main-svg"' in block, f"{plot}: no SVG drawn"
         marks = len(re.findall(r'class="(?:point|trace bars|trace scatter|trace boxes)', block))
         assert marks > 0, f"{plot}: an empty plot"
     console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert console == []
     OUTPUT.mkdir(exist_ok=True)
-    shot = OUTPUT / "report-screenshot.png"
+    shot = OUTPUT / screenshot
     taken = headless(browser, page.as_uri(), f"--screenshot={shot}")
     assert taken.returncode == 0 and shot.stat().st_size > 10_000
 
