@@ -24,9 +24,12 @@ def api() -> Iterator[ApiServerDouble]:
         yield server
 
 
-@pytest.fixture
-def client(api: ApiServerDouble, tmp_path: Path) -> KubeClient:
-    return connect(str(api.write_kubeconfig(tmp_path / "kubeconfig")))
+@pytest.fixture(params=["channel", "pool"])
+def client(api: ApiServerDouble, tmp_path: Path, request: pytest.FixtureRequest) -> KubeClient:
+    """The client ``connect`` makes, and (``pool``) the same without its channel:
+    every request through the library's urllib3 pool, as with a proxy."""
+    made = connect(str(api.write_kubeconfig(tmp_path / "kubeconfig")))
+    return made if request.param == "channel" else KubeClient(made._api, made.host, made.source)
 
 
 def test_watch_yields_events_as_they_happen_and_ends_with_the_server(

@@ -163,6 +163,8 @@ def test_dropped_watches_are_opened_again(tmp_path: Path) -> None:
             wait_for(bound(api, "a"))
             pods = next(i for i in run.scheduler.informers if i.resource.plural == "pods")
             watches = pods.watches
+            # an informer opens its watch after its list: "a" can bind before the last does
+            wait_for(lambda: all(i.watches for i in run.scheduler.informers))
             assert api.drop_watches() >= len(run.scheduler.informers)
             api.create(ours("b"))
             wait_for(bound(api, "b"))

@@ -5,7 +5,10 @@ which hands out the server's JSON as plain dicts (the raw path of the official
 ``kubernetes`` client: no typed models, so every field the server sends reaches
 ``kubesched.api``'s readers exactly as ``kubectl get -o json`` shows it). The
 library is imported here only, lazily, so the simulator runs without it (it is
-the ``live`` extra: ``pip install 'kubesched[live]'``).
+the ``live`` extra: ``pip install 'kubesched[live]'``). Watches go through the
+library's urllib3 pool; every other request through a ``live.channel.Channel``
+(``http.client``, about half urllib3's CPU per request) configured from the
+library's configuration (the pool when it names a proxy).
 
 Contract:
 
@@ -25,8 +28,9 @@ Contract:
   answer of the last attempt counts): client-go's rule (``checkWait``), which
   trusts the server to say ``Retry-After`` only where a retry is safe.
   urllib3's own status retries are off (they would retry 429/503 of GET, PUT
-  and DELETE only, at most three times, and never POST or PATCH); its retries
-  of connection errors stay.
+  and DELETE only, at most three times, and never POST or PATCH). A request
+  that fails on the wire is not sent again (a kept connection the server
+  closed is replaced before it is used).
 - Every failure is a ``ClusterError`` whose message names the request and says
   what the server (or the network) answered: ``list nodes: forbidden: ...``,
   ``cannot reach https://...: connection refused``. ``ClusterError.status`` is
@@ -44,8 +48,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import urlencode
+
+from kubesched.live.channel import Channel, Reply
 
 DEFAULT_PAGE: Final = 500
 """Objects per page of a list (kubectl's ``--chunk-size`` default)."""
@@ -63,6 +69,7 @@ MAX_RETRIES: Final = 10
 """client-go's default: how often a request answered with Retry-After is sent again."""
 
 Raw = dict[str, Any]
+_R = TypeVar("_R")
 
 
 class ClusterError(Exception):
@@ -193,7 +200,11 @@ def connect(
     # urllib3 would otherwise discard the connections beyond 10 after each use.
     cfg.connection_pool_maxsize = POOL_SIZE
     client = k8s.client.ApiClient(cfg)
-    return KubeClient(client, host=cfg.host, source=where, limiter=TokenBucket(qps, burst))
+    try:
+        channel = Channel.for_configuration(cfg, REQUEST_TIMEOUT)
+    except (OSError, ValueError) as err:  # ssl.SSLError is an OSError
+        raise ClusterError(f"kubeconfig {where}: {_one_line(err)}") from None
+    return KubeClient(client, cfg.host, where, TokenBucket(qps, burst), channel=channel)
 
 
 def _any_exists(paths: str) -> bool:
@@ -214,8 +225,10 @@ class KubeClient:
         source: str = "",
         limiter: TokenBucket | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        channel: Channel | None = None,
     ) -> None:
         self._api = api_client
+        self._channel = channel
         self._limiter = limiter or TokenBucket(0.0, 0)
         self._sleep = sleep
         self.host = host
@@ -227,64 +240,78 @@ class KubeClient:
         """This client's connections with a rate limiter of its own (same qps and
         burst): kube-scheduler's event client, a second clientset of the same
         configuration, whose requests do not spend the scheduler's budget."""
-        return KubeClient(self._api, self.host, self.source, self._limiter.fresh())
+        return KubeClient(
+            self._api, self.host, self.source, self._limiter.fresh(), channel=self._channel
+        )
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]],
-        timeout: Any,
-        body: Raw | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        """One request, sent again while the server says Retry-After (see the module
-        docstring); urllib3's response, its body not read yet."""
-        for _ in range(MAX_RETRIES):
-            response = self._send_once(method, path, query, timeout, body, content_type)
-            wait = _retry_after(response)
-            if wait is None:
-                return response
-            with contextlib.suppress(Exception):
-                response.read()  # frees the connection
-            self._sleep(wait)
-        return self._send_once(method, path, query, timeout, body, content_type)
+    def close(self) -> None:
+        """Close the connections kept open (any thread); later requests open new ones."""
+        if self._channel is not None:
+            self._channel.close()
+        self._api.rest_client.pool_manager.clear()
 
-    def _send_once(
-        self,
-        method: str,
-        path: str,
-        query: list[tuple[str, str]],
-        timeout: Any,
-        body: Raw | None,
-        content_type: str,
-    ) -> Any:
-        """One request through the library's urllib3 pool, with its configuration's
-        headers and credentials (its bearer token asked for each time, so a
-        refreshed one is used); the rest of its request path (parameter
-        sanitising, its response wrapper) costs more CPU than the request."""
-        from urllib3 import Timeout
-
+    def _headers(self, body: Raw | None, content_type: str) -> tuple[dict[str, str], bytes | None]:
+        """The configuration's headers and credentials (its bearer token asked for
+        each time, so a refreshed one is used), and the encoded body."""
         api = self._api
-        self._limiter.take()
         headers = {**api.default_headers, "Accept": "application/json"}
         for auth in api.configuration.auth_settings().values():
             if auth.get("in") == "header" and auth.get("value"):
                 headers[auth["key"]] = auth["value"]
-        payload = None
-        if body is not None:
-            headers["Content-Type"] = content_type
-            payload = json.dumps(body).encode()
-        url = self.host + path
-        if query:
-            url += "?" + urlencode(query)
-        if isinstance(timeout, tuple):
-            timeout = Timeout(connect=timeout[0], read=timeout[1])
-        else:
-            timeout = Timeout(total=timeout)
+        if body is None:
+            return headers, None
+        headers["Content-Type"] = content_type
+        return headers, json.dumps(body).encode()
+
+    def _retrying(self, attempt: Callable[[], _R], wait_of: Callable[[_R], int | None]) -> _R:
+        """``attempt()`` until the answer asks for no wait (see the module
+        docstring), at most ``MAX_RETRIES`` more times; the last answer."""
+        for _ in range(MAX_RETRIES):
+            answer = attempt()
+            wait = wait_of(answer)
+            if wait is None:
+                return answer
+            self._sleep(wait)
+        return attempt()
+
+    def _exchange(self, method: str, target: str, body: Raw | None, content_type: str) -> Reply:
+        """One short request (``target``: path and query), its answer read whole:
+        through the channel, else (a proxy) the library's urllib3 pool."""
+        self._limiter.take()
+        headers, payload = self._headers(body, content_type)
         try:
-            return api.rest_client.pool_manager.request(
-                method, url, body=payload, headers=headers, timeout=timeout, preload_content=False
+            if self._channel is not None:
+                return self._channel.send(method, target, payload, headers)
+            response = self._api.rest_client.pool_manager.request(
+                method,
+                self.host + target,
+                body=payload,
+                headers=headers,
+                timeout=REQUEST_TIMEOUT,
+            )
+            return Reply(
+                response.status,
+                response.reason or "",
+                str(response.headers.get("Retry-After") or ""),
+                response.data,
+            )
+        except Exception as err:  # connection errors and the like
+            raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
+
+    def _open_stream(self, path: str, query: list[tuple[str, str]], timeout: Any) -> Any:
+        """A watch request through the library's urllib3 pool; its response, the
+        body not read yet."""
+        from urllib3 import Timeout
+
+        self._limiter.take()
+        headers, _ = self._headers(None, "")
+        try:
+            return self._api.rest_client.pool_manager.request(
+                "GET",
+                f"{self.host}{path}?{urlencode(query)}",
+                headers=headers,
+                timeout=Timeout(connect=timeout[0], read=timeout[1]),
+                preload_content=False,
             )
         except Exception as err:  # urllib3's connection errors and the like
             raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
@@ -306,16 +333,16 @@ class KubeClient:
         """One request with a JSON ``body`` (if any); the decoded JSON object the
         server answered. ``what`` names the request in errors (default: method
         and path)."""
-        response = self._send(method, path, query or [], REQUEST_TIMEOUT, body, content_type)
-        try:
-            data = response.read()
-        except Exception as err:
-            raise ClusterError(f"cannot reach {self.host}: {_reason(err)}") from None
+        target = f"{path}?{urlencode(query)}" if query else path
+        reply = self._retrying(
+            lambda: self._exchange(method, target, body, content_type),
+            lambda r: _retry_after(r.status, r.retry_after),
+        )
         what = what or f"{method} {path}"
-        if not 200 <= response.status < 300:
-            raise _api_error(what, response.status, response.reason, data)
+        if not 200 <= reply.status < 300:
+            raise _api_error(what, reply.status, reply.reason, reply.data)
         try:
-            value = json.loads(data)
+            value = json.loads(reply.data)
         except ValueError as err:
             raise ClusterError(f"{what}: the server answered no JSON: {err}") from None
         if not isinstance(value, dict):
@@ -361,7 +388,10 @@ class KubeClient:
             ("resourceVersion", resource_version),
             ("timeoutSeconds", str(timeout_seconds)),
         ]
-        response = self._send("GET", resource.path, query, (CONNECT_TIMEOUT, stall_timeout))
+        response = self._retrying(
+            lambda: self._open_stream(resource.path, query, (CONNECT_TIMEOUT, stall_timeout)),
+            _stream_retry_after,
+        )
         if not 200 <= response.status < 300:
             try:
                 data = response.read()
@@ -457,13 +487,22 @@ class WatchStream:
                 pass
 
 
-def _retry_after(response: Any) -> int | None:
+def _retry_after(status: int, header: str) -> int | None:
     """The seconds to wait before sending the request again, if the server said so."""
-    status = response.status
     if status != 429 and status < 500:
         return None
-    value = str(response.headers.get("Retry-After") or "").strip()
+    value = header.strip()
     return int(value) if value.isdigit() else None
+
+
+def _stream_retry_after(response: Any) -> int | None:
+    """``_retry_after`` of a watch's answer; a retried one's body is read (which
+    frees its connection)."""
+    wait = _retry_after(response.status, str(response.headers.get("Retry-After") or ""))
+    if wait is not None:
+        with contextlib.suppress(Exception):
+            response.read()
+    return wait
 
 
 def _api_error(what: str, status: int, http_reason: str | None, data: bytes) -> ClusterError:

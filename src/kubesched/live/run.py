@@ -377,6 +377,7 @@ class LiveRun:
                 thread.join(10)
             if self.status is not None:
                 self.status.stop()
+            ls.client.close()
         if self._lost and self.elector is not None:
             c = self.elector.config
             return f"lost the lease {c.namespace}/{c.name}"

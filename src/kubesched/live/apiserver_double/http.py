@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import ssl
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,11 +41,22 @@ class DoubleHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], double: ApiServerDouble) -> None:
+    def __init__(
+        self, address: tuple[str, int], double: ApiServerDouble, tls: ssl.SSLContext | None
+    ) -> None:
         self.double = double
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self.tls = tls
         super().__init__(address, Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """The accepted connection, wrapped in TLS when the server speaks HTTPS
+        (the handshake runs in the connection's own thread)."""
+        conn, address = super().get_request()
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
 
     def cut_connections(self) -> None:
         with self.connections_lock:
@@ -93,6 +105,12 @@ class Handler(BaseHTTPRequestHandler):
     server: DoubleHTTPServer
 
     def setup(self) -> None:
+        self.refused = False
+        if isinstance(self.request, ssl.SSLSocket):
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError):  # the client refused our certificate
+                self.refused = True
         super().setup()
         # Headers and body go out in separate writes: without this, Nagle's algorithm
         # and the client's delayed ACK add ~40 ms to every response.
@@ -100,6 +118,10 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         with self.server.connections_lock:
             self.server.connections.add(self.connection)
+
+    def handle(self) -> None:
+        if not self.refused:
+            super().handle()
 
     def finish(self) -> None:
         try:

@@ -5,7 +5,8 @@
         ... point a client at api.url (or api.write_kubeconfig(path)) ...
         api.clock.advance(30)          # grace periods, watch deadlines, bookmarks
 
-It serves `resources.py` over real HTTP with upstream's behaviour (the sibling
+It serves `resources.py` over real HTTP (HTTPS with a ``tls`` server context)
+with upstream's behaviour (the sibling
 modules), starts with a new cluster's namespaces and system PriorityClasses, and
 offers fault hooks: request faults (`inject`), watch-window expiry, ERROR 410s in
 open streams, dropped and stalled watches, a restart (state and revisions kept,
@@ -15,6 +16,7 @@ bookmarks on demand.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections import deque
 from pathlib import Path
@@ -70,6 +72,7 @@ class ApiServerDouble:
         watch_list_defaulting: bool = True,
         host: str = "127.0.0.1",
         port: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.clock: Any = clock if clock is not None else RealClock()
         self._owns_clock = clock is None
@@ -85,6 +88,7 @@ class ApiServerDouble:
         # The latest requests (method, path, query, body), for tests to inspect.
         self.requests: deque[tuple[str, str, dict[str, str], Any]] = deque(maxlen=10_000)
         self._bind = (host, port)
+        self._tls = tls
         self._http: DoubleHTTPServer | None = None
         self._thread: threading.Thread | None = None
         if bootstrap:
@@ -104,7 +108,7 @@ class ApiServerDouble:
     # -- lifecycle -------------------------------------------------------------
 
     def start(self) -> ApiServerDouble:
-        self._http = DoubleHTTPServer(self._bind, self)
+        self._http = DoubleHTTPServer(self._bind, self, self._tls)
         self._thread = threading.Thread(
             target=self._http.serve_forever, args=(0.05,), name="apiserver-double", daemon=True
         )
@@ -144,21 +148,24 @@ class ApiServerDouble:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self._tls is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
     def default_watch_timeout(self) -> float:
         """upstream: a random timeout between minRequestTimeout and twice it."""
         return self.min_request_timeout * (1.0 + self.registry.rng.random())
 
-    def write_kubeconfig(self, path: Path, token: str | None = None) -> Path:
-        """A kubeconfig pointing at this server (JSON is valid YAML)."""
+    def write_kubeconfig(self, path: Path, token: str | None = None, **cluster: Any) -> Path:
+        """A kubeconfig pointing at this server (JSON is valid YAML); ``cluster``
+        adds fields of its cluster entry (``certificate-authority``,
+        ``tls-server-name``, ``insecure-skip-tls-verify``)."""
         import json
 
         user: Obj = {"token": token} if token else {}
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": "double", "cluster": {"server": self.url}}],
+            "clusters": [{"name": "double", "cluster": {"server": self.url, **cluster}}],
             "users": [{"name": "double", "user": user}],
             "contexts": [
                 {
