@@ -234,15 +234,14 @@ def pod_spec_reusing(value: Any, previous: tuple[Any, SpecFields] | None) -> Spe
         node = value.get("nodeName", "")
         if old is value or old == value:
             return fields
-        if (
-            isinstance(old, dict)
-            and isinstance(node, str)
-            and len(old) in (len(value), len(value) - 1)
-        ):
-            rest = {k: v for k, v in value.items() if k != "nodeName"}
-            if rest == {k: v for k, v in old.items() if k != "nodeName"}:
+        if isinstance(old, dict) and isinstance(node, str):
+            if _without_node_name(value) == _without_node_name(old):
                 return dataclasses.replace(fields, node_name=node)
     return pod_spec(value, "spec")
+
+
+def _without_node_name(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in spec.items() if k != "nodeName"}
 
 
 def convert_pod(raw: Raw, fields: SpecFields | None = None) -> tuple[Pod, int | None, str | None]:
