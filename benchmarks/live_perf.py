@@ -30,6 +30,9 @@ checkout (``DIR/src``; the double stays this checkout's), interleaved with this
 one's, and adds the ratio of the two (this / that): wall-clock figures swing
 with the machine's load, their ratio much less.
 
+``--tls`` serves HTTPS (a CA and a server certificate made with ``openssl``;
+the kubeconfig names the CA and ``tls-server-name``), as a real cluster does.
+
 ``--profile FILE`` runs kubesched under cProfile (main thread: the scheduling
 loop, its API writes and the conversion of watch events; the informer threads
 that read and decode the watch streams are not in it) and writes the stats
@@ -59,6 +62,7 @@ if str(ROOT) not in sys.path:  # ``python benchmarks/live_perf.py`` from a check
 from benchmarks.standard import calibration, machine  # noqa: E402
 from kubesched.live.apiserver_double import ApiServerDouble, RealClock  # noqa: E402
 from kubesched.live.apiserver_double.store import StoreEvent  # noqa: E402
+from kubesched.live.apiserver_double.tls import Certificates, make_certificates  # noqa: E402
 
 RAISED = (5000.0, 5000)
 DEFAULTS = (50.0, 100)
@@ -131,10 +135,13 @@ def scheduler(
     workdir: Path,
     profile: str | None,
     src: Path = ROOT / "src",
+    tls: Certificates | None = None,
 ) -> Iterator[tuple[subprocess.Popen[str], list[str]]]:
     """``kubesched run`` against ``api``, ready (informers synced) when yielded;
     its stderr lines collect in the list."""
-    kubeconfig = api.write_kubeconfig(workdir / "kubeconfig")
+    kubeconfig = api.write_kubeconfig(
+        workdir / "kubeconfig", **(tls.kubeconfig_cluster() if tls else {})
+    )
     config = workdir / "config.json"
     config.write_text(
         json.dumps(
@@ -208,47 +215,69 @@ class Result:
 
 
 def run_one(
-    nodes: int, pods: int, qps: float, burst: int, profile: str | None, src: Path = ROOT / "src"
+    nodes: int,
+    pods: int,
+    qps: float,
+    burst: int,
+    profile: str | None,
+    src: Path = ROOT / "src",
+    tls: bool = False,
 ) -> Result:
-    api = ApiServerDouble(clock=RealClock(), kubelet=True).start()
-    try:
-        for i in range(nodes):
-            api.create(node(f"node-{i:05d}"))
-        with (
-            tempfile.TemporaryDirectory() as tmp,
-            scheduler(api, qps, burst, Path(tmp), profile, src) as (proc, lines),
-        ):
-            # One pod first: bound, it shows the scheduler has taken in the nodes too.
-            warm = Bindings(1)
-            api.store.listeners.append(warm)
-            api.create(pod("warm-up"))
-            if not warm.done.wait(300):
-                raise SystemExit("the warm-up pod was not bound:\n" + "\n".join(lines[-20:]))
-            bindings = Bindings(pods)
-            api.store.listeners.append(bindings)
-            logged = len(lines)
-            sched0, double0 = cpu_seconds(proc.pid), time.process_time()
-            t0 = time.perf_counter()
-            for i in range(pods):
-                api.create(pod(f"pod-{i:05d}"))
-            created = time.perf_counter() - t0
-            deadline = max(120.0, 10.0 * pods / max(min(qps, 1000.0), 1.0))
-            if not bindings.done.wait(deadline):
-                raise SystemExit(
-                    f"only {bindings.bound} of {pods} pods bound in {deadline:.0f} s:\n"
-                    + "\n".join(lines[-20:])
-                )
-            elapsed = bindings.last - t0
-            sched_cpu = cpu_seconds(proc.pid) - sched0
-            double_cpu = time.process_time() - double0
-            rss = peak_rss_mib(proc.pid)
-            warned = [x for x in lines[logged:] if "level=warning" in x or "level=error" in x]
-            warnings = len(warned)
-            for line in dict.fromkeys(w.split(" msg=")[-1][:160] for w in warned[:200]):
-                print(f"  kubesched logged: {line}", file=sys.stderr)
-        return Result(pods / elapsed, elapsed, created, sched_cpu, double_cpu, rss, warnings)
-    finally:
-        api.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        certs = make_certificates(Path(tmp)) if tls else None
+        context = certs.server_context() if certs else None
+        api = ApiServerDouble(clock=RealClock(), kubelet=True, tls=context).start()
+        try:
+            return _measure(api, nodes, pods, qps, burst, profile, src, certs)
+        finally:
+            api.stop()
+
+
+def _measure(
+    api: ApiServerDouble,
+    nodes: int,
+    pods: int,
+    qps: float,
+    burst: int,
+    profile: str | None,
+    src: Path,
+    certs: Certificates | None,
+) -> Result:
+    for i in range(nodes):
+        api.create(node(f"node-{i:05d}"))
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        scheduler(api, qps, burst, Path(tmp), profile, src, certs) as (proc, lines),
+    ):
+        # One pod first: bound, it shows the scheduler has taken in the nodes too.
+        warm = Bindings(1)
+        api.store.listeners.append(warm)
+        api.create(pod("warm-up"))
+        if not warm.done.wait(300):
+            raise SystemExit("the warm-up pod was not bound:\n" + "\n".join(lines[-20:]))
+        bindings = Bindings(pods)
+        api.store.listeners.append(bindings)
+        logged = len(lines)
+        sched0, double0 = cpu_seconds(proc.pid), time.process_time()
+        t0 = time.perf_counter()
+        for i in range(pods):
+            api.create(pod(f"pod-{i:05d}"))
+        created = time.perf_counter() - t0
+        deadline = max(120.0, 10.0 * pods / max(min(qps, 1000.0), 1.0))
+        if not bindings.done.wait(deadline):
+            raise SystemExit(
+                f"only {bindings.bound} of {pods} pods bound in {deadline:.0f} s:\n"
+                + "\n".join(lines[-20:])
+            )
+        elapsed = bindings.last - t0
+        sched_cpu = cpu_seconds(proc.pid) - sched0
+        double_cpu = time.process_time() - double0
+        rss = peak_rss_mib(proc.pid)
+        warned = [x for x in lines[logged:] if "level=warning" in x or "level=error" in x]
+        warnings = len(warned)
+        for line in dict.fromkeys(w.split(" msg=")[-1][:160] for w in warned[:200]):
+            print(f"  kubesched logged: {line}", file=sys.stderr)
+    return Result(pods / elapsed, elapsed, created, sched_cpu, double_cpu, rss, warnings)
 
 
 def main() -> None:
@@ -264,6 +293,9 @@ def main() -> None:
     ap.add_argument(
         "--profile", default=None, metavar="FILE", help="cProfile kubesched (main thread)"
     )
+    ap.add_argument(
+        "--tls", action="store_true", help="serve HTTPS (a CA made with openssl in the kubeconfig)"
+    )
     args = ap.parse_args()
     if args.qps is None and args.burst is None:
         configs = [RAISED, DEFAULTS]
@@ -277,7 +309,7 @@ def main() -> None:
     for _ in range(max(args.repeat, 1)):
         for i, (qps, burst) in enumerate(configs):
             for t, (label, src) in enumerate(trees):
-                r = run_one(args.nodes, args.pods, qps, burst, args.profile, src)
+                r = run_one(args.nodes, args.pods, qps, burst, args.profile, src, args.tls)
                 runs.setdefault((i, t), []).append(r)
                 print(
                     f"qps {qps:g} burst {burst}{' ' + label if label else ''}: "

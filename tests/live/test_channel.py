@@ -5,8 +5,6 @@ TLS configured from a kubeconfig as kubectl would (against the double over HTTPS
 from __future__ import annotations
 
 import shutil
-import ssl
-import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble
+from kubesched.live.apiserver_double.tls import SERVER_NAME, Certificates, make_certificates
 from kubesched.live.channel import Channel
 from kubesched.live.client import ClusterError, Resource, connect
 from kubesched.live.run import LiveRun, live_default_config
@@ -22,7 +21,6 @@ from tests.live.cluster_state import double, node, pod, wait_for
 pytest.importorskip("kubernetes")
 
 PODS = Resource("", "v1", "pods", "Pod")
-SERVER_NAME = "double.test"
 
 
 def send(channel: Channel, target: str = "/api/v1/namespaces") -> int:
@@ -84,39 +82,25 @@ def test_a_url_that_is_not_http_is_refused() -> None:
 # -- TLS ------------------------------------------------------------------------
 
 
-def openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def authority(directory: Path, name: str) -> None:
-    """A CA ``name.crt``/``name.key`` and a server certificate ``name-server.crt``
-    for SERVER_NAME only (no IP address) signed by it."""
-    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-    openssl("req", "-x509", *curve, "-keyout", f"{name}.key", "-out", f"{name}.crt",
-            "-days", "2", "-subj", f"/CN={name}", cwd=directory)  # fmt: skip
-    openssl("req", *curve, "-keyout", f"{name}-server.key", "-out", f"{name}-server.csr",
-            "-subj", f"/CN={SERVER_NAME}", cwd=directory)  # fmt: skip
-    (directory / "san.ext").write_text(f"subjectAltName=DNS:{SERVER_NAME}\n")
-    openssl("x509", "-req", "-in", f"{name}-server.csr", "-CA", f"{name}.crt", "-CAkey",
-            f"{name}.key", "-CAcreateserial", "-out", f"{name}-server.crt", "-days", "2",
-            "-extfile", "san.ext", cwd=directory)  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make certificates")
     directory = tmp_path_factory.mktemp("tls")
-    authority(directory, "ca")
-    authority(directory, "other-ca")
+    make_certificates(directory, "ca")
+    make_certificates(directory, "other-ca")
     return directory
 
 
 @pytest.fixture
 def tls_api(certificates: Path) -> Iterator[ApiServerDouble]:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(certificates / "ca-server.crt", certificates / "ca-server.key")
-    with double(tls=context) as api:
+    served = Certificates(
+        certificates / "ca.crt",
+        certificates / "ca-server.crt",
+        certificates / "ca-server.key",
+        SERVER_NAME,
+    )
+    with double(tls=served.server_context()) as api:
         yield api
 
 
