@@ -234,9 +234,12 @@ def pod_spec_reusing(value: Any, previous: tuple[Any, SpecFields] | None) -> Spe
         node = value.get("nodeName", "")
         if old is value or old == value:
             return fields
-        if isinstance(old, dict) and isinstance(node, str):
-            if _without_node_name(value) == _without_node_name(old):
-                return dataclasses.replace(fields, node_name=node)
+        if (
+            isinstance(old, dict)
+            and isinstance(node, str)
+            and _without_node_name(value) == _without_node_name(old)
+        ):
+            return dataclasses.replace(fields, node_name=node)
     return pod_spec(value, "spec")
 
 
