@@ -304,6 +304,8 @@ class LiveRun:
             collectors: list[Collector] = [self._collector()]
             if self.report is not None:
                 collectors.append(self.report)
+            if isinstance(self.scheduler.writer, LiveWriter):
+                collectors.append(self.scheduler.writer.events)
             self.status = StatusServer(*status_address, collectors, self._not_ready)
 
     def _collector(self) -> SchedulerCollector:
