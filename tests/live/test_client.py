@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, Fault, server_error
 from kubesched.live.client import ClusterError, Expired, KubeClient, Resource, WatchStalled, connect
-from tests.live.cluster_state import double, pod
+from tests.live.cluster_state import double, pod, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -122,3 +122,57 @@ def test_retry_after_is_honoured_for_every_verb_as_client_go(
         client.request("PATCH", f"{path}/a", body={}, content_type="application/merge-patch+json")
     assert err.value.status == 429 and fault.hits == MAX_RETRIES + 1
     assert sleeps == [2, 2, 1] + [1] * MAX_RETRIES
+
+
+def test_interrupt_ends_every_retry_after_wait_at_once(
+    api: ApiServerDouble, client: KubeClient
+) -> None:
+    """A request and a watch (of the event client ``with_own_limit`` made)
+    throttled with Retry-After 30 fail within a second of ``interrupt()``,
+    without being sent again; later a throttled request fails at once, and one
+    the server answers still goes through."""
+    from kubesched.live.apiserver_double import throttled
+
+    api.create(pod("a", "1"))
+    path = "/api/v1/namespaces/default/pods"
+    faults = [
+        api.inject(Fault(throttled(30), verb="create", times=3)),
+        api.inject(Fault(throttled(30), verb="watch", resource="pods", times=3)),
+    ]
+    other = client.with_own_limit()
+    failed: list[tuple[str, float]] = []
+
+    def call(request: Callable[[], object]) -> None:
+        try:
+            request()
+        except ClusterError as err:
+            assert err.status == 0
+            failed.append((str(err), time.monotonic()))
+
+    threads = [
+        threading.Thread(
+            target=call, args=(lambda: client.request("POST", path, body=pod("b", "1")),)
+        ),
+        threading.Thread(target=call, args=(lambda: other.watch(PODS, "1"),)),
+    ]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: all(f.hits == 1 for f in faults), 5, 0.01)
+    time.sleep(0.2)  # both wait on the Retry-After now
+    began = time.monotonic()
+    client.interrupt()
+    for thread in threads:
+        thread.join(5)
+    assert sorted(text for text, _ in failed) == [
+        f"POST {path}: not sent again after Retry-After 30s: the client is shutting down",
+        "watch pods: not sent again after Retry-After 30s: the client is shutting down",
+    ]
+    assert all(at - began < 1.0 for _, at in failed)
+    assert [f.hits for f in faults] == [1, 1]
+
+    later = api.inject(Fault(throttled(30), verb="get"))
+    began = time.monotonic()
+    with pytest.raises(ClusterError, match=r"get pod a: not sent again .* shutting down"):
+        client.get(f"{path}/a", what="get pod a")
+    assert time.monotonic() - began < 1.0 and later.hits == 1
+    assert client.get(f"{path}/a")["metadata"]["name"] == "a"

@@ -33,8 +33,9 @@ import pytest
 
 from kubesched.live.apiserver_double import ApiServerDouble, RealClock
 from kubesched.live.apiserver_double.faults import Fault, binding_lost, server_error, throttled
-from kubesched.live.client import connect
+from kubesched.live.client import MAX_RETRIES, connect
 from kubesched.live.informer import Timing
+from kubesched.live.leader import LeaseConfig
 from kubesched.live.run import LiveRun, live_default_config
 from tests.live.cluster_state import double, node, pod, wait_for
 
@@ -325,3 +326,34 @@ def test_a_stolen_lease_stops_scheduling_at_once_and_exits_1(tmp_path: Path) -> 
         assert_invariants(api, ["a"])
     finally:
         api.stop()
+
+
+def test_a_stop_while_a_binding_waits_on_retry_after_ends_at_once(tmp_path: Path) -> None:
+    """SIGTERM (``stop()``) while the server throttles a binding with Retry-After
+    30: the wait ends at once (the binding fails, not sent again), and the clean
+    shutdown still releases the lease and writes the queued events."""
+    with double(kubelet=False) as api:
+        two_nodes(api)
+        client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+        lease = LeaseConfig(lease_duration=30, renew_deadline=20, retry_period=0.2)
+        run = LiveRun(client, live_default_config(), lease, 0)
+        fault = api.inject(
+            Fault(throttled(30), verb="create", subresource="binding", times=MAX_RETRIES + 1)
+        )
+        outcome: list[str] = []
+        thread = threading.Thread(target=lambda: outcome.append(run.run()), daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: run._synced)
+            api.create(ours("a"))
+            wait_for(lambda: fault.hits == 1)
+            time.sleep(0.2)  # the binding waits on its Retry-After
+            began = time.monotonic()
+        finally:
+            run.stop()
+            thread.join(10)
+        assert outcome == [""] and time.monotonic() - began < 3
+        assert fault.hits == 1 and node_of(api, "a") is None
+        held = api.get("coordination.k8s.io/v1", "Lease", "kubesched", "kube-system")
+        assert held is not None and not held["spec"].get("holderIdentity")
+        assert events(api, "FailedScheduling")["a"] == 1

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.live.apiserver_double import Fault, server_error
 from kubesched.live.client import connect
 from kubesched.live.leader import LeaseConfig
 from kubesched.live.run import LiveRun, live_default_config
+from kubesched.live.writer import LiveWriter
 from tests.live.cluster_state import double, node, pod, wait_for
 
 pytest.importorskip("prometheus_client")
@@ -79,3 +81,49 @@ def test_a_waiting_candidate_is_alive_but_not_ready(tmp_path: Path) -> None:
             thread.join(10)
     assert code == 500 and "leaderElection: not the leader" in body
     assert 'leader_election_master_status{name="kubesched"} 0.0' in text
+
+
+def test_dropped_and_abandoned_events_are_counted_on_metrics(tmp_path: Path) -> None:
+    """An event the server refuses (a 500 without Retry-After) is abandoned; one
+    recorded while the queue is full is dropped: both show on /metrics."""
+    with double(kubelet=False) as api:
+        api.create(node("n1", "2"))
+        client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+        run = LiveRun(client, live_default_config(), None, 0, ("127.0.0.1", 0))
+        assert run.status is not None and isinstance(run.scheduler.writer, LiveWriter)
+        events = run.scheduler.writer.events
+        port = run.status.port
+        thread = threading.Thread(target=run.run, daemon=True)
+        thread.start()
+
+        def metric(name: str) -> str:
+            lines = get(port, "/metrics")[1].splitlines()
+            return next(line for line in lines if line.startswith(name + " "))
+
+        def ours(name: str) -> None:
+            p = pod(name, "500m")
+            p["spec"]["schedulerName"] = "kubesched"
+            api.create(p)
+
+        try:
+            wait_for(lambda: get(port, "/readyz")[0] == 200)
+            before = (
+                metric("kubesched_events_dropped_total"),
+                metric("kubesched_events_abandoned_total"),
+            )
+            fault = api.inject(Fault(server_error(), verb="create", resource="events"))
+            ours("refused")
+            wait_for(lambda: metric("kubesched_events_abandoned_total").endswith(" 1.0"))
+            events.max_queued = 0  # full: every event is dropped
+            ours("dropped")
+            wait_for(lambda: metric("kubesched_events_dropped_total").endswith(" 1.0"))
+            after = (
+                metric("kubesched_events_dropped_total"),
+                metric("kubesched_events_abandoned_total"),
+            )
+        finally:
+            run.stop()
+            thread.join(10)
+    assert before == ("kubesched_events_dropped_total 0.0", "kubesched_events_abandoned_total 0.0")
+    assert after == ("kubesched_events_dropped_total 1.0", "kubesched_events_abandoned_total 1.0")
+    assert fault.hits == 1 and events.dropped == 1 and events.abandoned == 1

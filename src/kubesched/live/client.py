@@ -31,6 +31,12 @@ Contract:
   and DELETE only, at most three times, and never POST or PATCH). A request
   that fails on the wire is not sent again (a kept connection the server
   closed is replaced before it is used).
+- ``KubeClient.interrupt()`` (shutdown, any thread) ends every Retry-After wait
+  (not the rate limiter's) at once, of the client and of those ``with_own_limit`` made: the request
+  raises ``ClusterError`` (``...: the client is shutting down``, status 0), and
+  so does every later one answered with Retry-After, without a wait. Requests
+  are still sent once (a shutdown's lease release and last events go out
+  unless throttled); the connections stay (``close()`` closes them).
 - Every failure is a ``ClusterError`` whose message names the request and says
   what the server (or the network) answered: ``list nodes: forbidden: ...``,
   ``cannot reach https://...: connection refused``. ``ClusterError.status`` is
@@ -224,13 +230,17 @@ class KubeClient:
         host: str,
         source: str = "",
         limiter: TokenBucket | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         channel: Channel | None = None,
+        halt: threading.Event | None = None,
     ) -> None:
+        """``sleep`` waits a Retry-After (default: until ``interrupt()``);
+        ``halt`` is the interrupt this client shares (``with_own_limit``)."""
         self._api = api_client
         self._channel = channel
         self._limiter = limiter or TokenBucket(0.0, 0)
-        self._sleep = sleep
+        self._halt = threading.Event() if halt is None else halt
+        self._sleep = sleep or self._halt.wait
         self.host = host
         """The server's URL."""
         self.source = source
@@ -241,8 +251,18 @@ class KubeClient:
         burst): kube-scheduler's event client, a second clientset of the same
         configuration, whose requests do not spend the scheduler's budget."""
         return KubeClient(
-            self._api, self.host, self.source, self._limiter.fresh(), channel=self._channel
+            self._api,
+            self.host,
+            self.source,
+            self._limiter.fresh(),
+            channel=self._channel,
+            halt=self._halt,
         )
+
+    def interrupt(self) -> None:
+        """End the Retry-After waits, now and later (see the module docstring):
+        any thread, for good."""
+        self._halt.set()
 
     def close(self) -> None:
         """Close the connections kept open (any thread); later requests open new ones."""
@@ -263,7 +283,9 @@ class KubeClient:
         headers["Content-Type"] = content_type
         return headers, json.dumps(body).encode()
 
-    def _retrying(self, attempt: Callable[[], _R], wait_of: Callable[[_R], int | None]) -> _R:
+    def _retrying(
+        self, what: str, attempt: Callable[[], _R], wait_of: Callable[[_R], int | None]
+    ) -> _R:
         """``attempt()`` until the answer asks for no wait (see the module
         docstring), at most ``MAX_RETRIES`` more times; the last answer."""
         for _ in range(MAX_RETRIES):
@@ -272,6 +294,10 @@ class KubeClient:
             if wait is None:
                 return answer
             self._sleep(wait)
+            if self._halt.is_set():
+                raise ClusterError(
+                    f"{what}: not sent again after Retry-After {wait}s: the client is shutting down"
+                )
         return attempt()
 
     def _exchange(self, method: str, target: str, body: Raw | None, content_type: str) -> Reply:
@@ -334,11 +360,12 @@ class KubeClient:
         server answered. ``what`` names the request in errors (default: method
         and path)."""
         target = f"{path}?{urlencode(query)}" if query else path
+        what = what or f"{method} {path}"
         reply = self._retrying(
+            what,
             lambda: self._exchange(method, target, body, content_type),
             lambda r: _retry_after(r.status, r.retry_after),
         )
-        what = what or f"{method} {path}"
         if not 200 <= reply.status < 300:
             raise _api_error(what, reply.status, reply.reason, reply.data)
         try:
@@ -389,6 +416,7 @@ class KubeClient:
             ("timeoutSeconds", str(timeout_seconds)),
         ]
         response = self._retrying(
+            what,
             lambda: self._open_stream(resource.path, query, (CONNECT_TIMEOUT, stall_timeout)),
             _stream_retry_after,
         )

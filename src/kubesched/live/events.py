@@ -32,6 +32,13 @@ Contract (``EventBroadcaster``):
   ``timeout`` seconds) and writes the unwritten counts of the open series.
   Upstream's Shutdown drops what is queued; kubesched flushes it.
 
+``/metrics`` shows ``dropped`` and ``abandoned`` (the broadcaster is a
+prometheus-client collector) as ``kubesched_events_dropped_total`` and
+``kubesched_events_abandoned_total`` (upstream has none): two counters, not one
+with a ``reason`` label, as the causes differ: a dropped event was never sent
+(kubesched emitted faster than its event client's qps writes), an abandoned one
+was refused or left unanswered by the server.
+
 ``wait_idle`` is for tests: it returns once every queued event was handled.
 """
 
@@ -44,10 +51,13 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Final
+
+from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from kubesched.api.types import Time
 from kubesched.live.client import ClusterError, KubeClient, Raw
@@ -101,7 +111,7 @@ def _copy(event: Raw) -> Raw:
     return out
 
 
-class EventBroadcaster:
+class EventBroadcaster(Collector):
     """The background event writer of one scheduler (see the module docstring)."""
 
     def __init__(
@@ -182,6 +192,18 @@ class EventBroadcaster:
                 self.abandoned += 1
         if self.dropped:
             log.warning("%d events were dropped (queue full or shut down)", self.dropped)
+
+    def collect(self) -> Iterable[Metric]:
+        yield CounterMetricFamily(
+            "kubesched_events_dropped",
+            "Events dropped before they were sent: the queue was full, or shut down.",
+            value=self.dropped,
+        )
+        yield CounterMetricFamily(
+            "kubesched_events_abandoned",
+            "Events given up: refused by the server, out of tries, or unwritten at shutdown.",
+            value=self.abandoned,
+        )
 
     # ------------------------------------------------------------------ sender threads
     def _run(self) -> None:

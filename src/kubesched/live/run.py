@@ -304,6 +304,8 @@ class LiveRun:
             collectors: list[Collector] = [self._collector()]
             if self.report is not None:
                 collectors.append(self.report)
+            if isinstance(self.scheduler.writer, LiveWriter):
+                collectors.append(self.scheduler.writer.events)
             self.status = StatusServer(*status_address, collectors, self._not_ready)
 
     def _collector(self) -> SchedulerCollector:
@@ -321,17 +323,21 @@ class LiveRun:
         return "" if self._synced else "informer-sync: caches not synced"
 
     def stop(self) -> None:
-        """Stop scheduling and give the lease up (any thread, signal handlers)."""
+        """Stop scheduling and give the lease up (any thread, signal handlers);
+        requests waiting on a Retry-After fail at once (``KubeClient.interrupt``),
+        so a throttling server does not hold the shutdown up."""
         self._stopped = True
         self.scheduler.stop()
         if self.elector is not None:
             self.elector.stop()
+        self.scheduler.client.interrupt()
         self._leading.set()
 
     def _on_stopped_leading(self) -> None:
         if not self._stopped:
             self._lost = True
         self.scheduler.stop()
+        self.scheduler.client.interrupt()
         self._leading.set()
 
     def run(self, duration: float | None = None) -> str:

@@ -10,7 +10,9 @@ profile}``, ``scheduler_preemption_attempts_total``,
 ``scheduler_preemption_victims``, ``scheduler_pod_scheduling_attempts``,
 ``scheduler_queue_incoming_pods_total{queue, event}``,
 ``scheduler_pending_pods{queue}`` (from the queue itself) and client-go's
-``leader_election_master_status{name}``. Plain HTTP (upstream serves HTTPS
+``leader_election_master_status{name}``; ``LiveRun`` adds kubesched's own
+``kubesched_events_*`` (``live.events``) and ``kubesched_shadow_*``
+(``live.shadow``). Plain HTTP (upstream serves HTTPS
 with authentication on port 10259): bind it to an address only the scraper
 reaches.
 """
