@@ -189,7 +189,7 @@ class EventBroadcaster(Collector):
             unwritten = [_copy(c.event) for c in self._cache.values() if c.unwritten]
         for event in unwritten:
             if self._attempt(event, 0, requeue=False):
-                self.abandoned += 1
+                self._tally(abandoned=1)
         if self.dropped:
             log.warning("%d events were dropped (queue full or shut down)", self.dropped)
 
@@ -272,7 +272,7 @@ class EventBroadcaster(Collector):
     def _retry(self, event: Raw, tries: int) -> None:
         closing = self._closing
         if self._attempt(event, tries, requeue=not closing) and closing:
-            self.abandoned += 1
+            self._tally(abandoned=1)
 
     def _finish_series(self) -> None:
         """upstream ``finishSeries``: write the final count of a series without a
@@ -309,13 +309,19 @@ class EventBroadcaster(Collector):
             return True
         if tries >= MAX_TRIES:
             log.error("Unable to write event %s (retry limit exceeded!)", _name(event))
-            self.abandoned += 1
+            self._tally(abandoned=1)
             return True
         due = time.monotonic() + self.retry_sleep * (1 + 0.25 * self._rng.random())
         with self._cond:
             heapq.heappush(self._retries, (due, next(self._seq), event, tries))
             self._cond.notify()
         return True
+
+    def _tally(self, abandoned: int = 0, written: int = 0) -> None:
+        """Count under the lock: several sender threads count at once."""
+        with self._cond:
+            self.abandoned += abandoned
+            self.written += written
 
     def _write(self, event: Raw) -> bool:
         """upstream ``recordEvent``: True when it should be tried again."""
@@ -333,13 +339,13 @@ class EventBroadcaster(Collector):
                         content_type=STRATEGIC_MERGE_PATCH,
                         what=f"patch {what}",
                     )
-                    self.written += 1
+                    self._tally(written=1)
                     return False
                 except ClusterError as err:
                     if err.status != 404:
                         raise
             self._client.request("POST", path, body=event, what=f"create {what}")
-            self.written += 1
+            self._tally(written=1)
             return False
         except ClusterError as err:
             if err.status == 0:
@@ -348,7 +354,7 @@ class EventBroadcaster(Collector):
             if err.status == 409 and err.reason == "AlreadyExists" and series is not None:
                 return True  # emitted twice at once: patching it next time works
             log.warning("Server rejected event (will not retry!): %s", err)
-            self.abandoned += 1
+            self._tally(abandoned=1)
             return False
 
 
