@@ -238,24 +238,22 @@ class ShadowReport(Collector):
 
     # -- Collector -------------------------------------------------------------
     def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(
+        yield self._family(
             "kubesched_shadow_decisions",
             "Pods the cluster's scheduler bound, by kubesched's verdict on its choice.",
-            labels=["verdict"],
+            self.counts,
         )
-        with self._lock:
-            counts = dict(self.counts)
-        for verdict in VERDICTS:
-            family.add_metric([verdict], counts[verdict])
-        yield family
-        family = CounterMetricFamily(
+        yield self._family(
             "kubesched_shadow_preemptions",
             "Pods kubesched or the cluster's scheduler preempted for, by kubesched's verdict.",
-            labels=["verdict"],
+            self.preemption_counts,
         )
-        with self._lock:
-            counts = dict(self.preemption_counts)
-        for verdict in PREEMPTION_VERDICTS:
-            family.add_metric([verdict], counts[verdict])
-        yield family
 
+    def _family(self, name: str, doc: str, counts: Counter[str]) -> Metric:
+        """The counter family ``name``: a sample per verdict, read under the lock (every
+        verdict in its order: the counters start with all of them at 0)."""
+        family = CounterMetricFamily(name, doc, labels=["verdict"])
+        with self._lock:
+            for verdict, n in counts.items():
+                family.add_metric([verdict], n)
+        return family
