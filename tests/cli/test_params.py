@@ -1,0 +1,106 @@
+"""``runspec_from_options``: the RunSpec each command builds of its flags (the one
+``runspec.load`` is given), field by field."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kubesched.api.errors import InputError
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
+from kubesched.api.types import NANOS
+from kubesched.cli.main import main
+from kubesched.sim import runspec
+from kubesched.sim.runspec import RunSpec
+from kubesched.sim.traces import ImportOptions
+
+MI = 1 << 20
+SCENARIO = str(Path(__file__).resolve().parents[2] / "examples" / "compare" / "scenario.yaml")
+
+
+def specs_loaded(monkeypatch: pytest.MonkeyPatch, *args: str, stop: bool = True) -> list[RunSpec]:
+    """The RunSpecs ``kubesched ARGS`` loads (the first only when ``stop``)."""
+    got: list[RunSpec] = []
+    real = runspec.load
+
+    def load(spec: RunSpec, **kwargs: Any) -> runspec.Loaded:
+        got.append(spec)
+        if stop:
+            raise InputError("stopped after load")  # the command ends there
+        return real(spec, **kwargs)
+
+    monkeypatch.setattr("kubesched.cli.input.load", load)
+    monkeypatch.setattr(runspec, "load", load)
+    r = CliRunner().invoke(main, list(args))
+    assert "stopped after load" in r.output if stop else r.exit_code == 0, r.output
+    return got
+
+
+def test_simulate_gives_every_flag_to_the_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    got = specs_loaded(
+        monkeypatch,
+        *("simulate", "-f", "a.yaml", "-f", "b.yaml", "--config", "c.yaml", "--seed", "7"),
+        *("--until", "90s", "--feature-gates", "X=true", "--per-node"),
+        *("--max-input-bytes", "1Mi", "--max-objects", "10"),
+        *("--trace", "openb:t.csv", "--sample", "0.5", "--max-pods", "30", "--no-deletions"),
+    )
+    assert got == [
+        RunSpec(
+            files=("a.yaml", "b.yaml"),
+            config_file="c.yaml",
+            seed=7,
+            until=90 * NANOS,
+            feature_gates="X=true",
+            per_node=True,
+            trace="openb:t.csv",
+            trace_options=ImportOptions(
+                seed=7, sample=Fraction(1, 2), max_pods=30, no_deletions=True, max_input_bytes=MI
+            ),
+            limits=InputLimits(MI, 10),
+        )
+    ]
+
+
+def test_explain_has_no_trace_and_the_default_object_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    got = specs_loaded(
+        monkeypatch,
+        *("explain", "p", "-f", "a.yaml", "--config", "c.yaml", "--seed", "3"),
+        *("--until", "1s", "--feature-gates", "X=false", "--max-input-bytes", "2Mi"),
+    )
+    assert got == [
+        RunSpec(
+            files=("a.yaml",),
+            config_file="c.yaml",
+            seed=3,
+            until=NANOS,
+            feature_gates="X=false",
+            limits=InputLimits(2 * MI, DEFAULT_MAX_OBJECTS),
+        )
+    ]
+
+
+def test_compare_gives_each_variant_its_seed_and_the_shared_flags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    got = specs_loaded(
+        monkeypatch,
+        *("compare", "-f", SCENARIO, "--seed", "1", "--seed", "2", "--until", "5s"),
+        *("--max-input-bytes", "3Mi", "--max-objects", "99", "--limit", "4"),
+        stop=False,
+    )
+    assert got == [
+        RunSpec(
+            files=(SCENARIO,),
+            seed=seed,
+            until=5 * NANOS,
+            trace_options=ImportOptions(seed=seed, limit=4, max_input_bytes=3 * MI),
+            limits=InputLimits(3 * MI, 99),
+        )
+        for seed in (1, 2)
+    ]
