@@ -72,17 +72,13 @@ def explain(
 ) -> None:
     """Why POD (NAME or NAMESPACE/NAME) is pending, or why it went where it did."""
     from kubesched.cli.explain_text import describe
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
+    from kubesched.cli.input import load_input
     from kubesched.sim import runspec
 
     if not files and not from_cluster:
         raise InputError("-f: required (or --from-cluster)")
     spec = runspec_from_options()
-    try:
-        loaded = load_input(spec, from_cluster, kubeconfig, context)
-    except MemoryError:
-        raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(loaded)
+    loaded = load_input(spec, from_cluster, kubeconfig, context)
     run = runspec.execute(spec, loaded, explain=True)
     doc = run.result()
     ns, name = _split(pod, namespace)

@@ -211,7 +211,7 @@ def simulate(
     from kubesched.api.selector_text import parse_selector_text
     from kubesched.cli import render
     from kubesched.cli.explain_command import pending_reasons
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
+    from kubesched.cli.input import load_input
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.nodes_report import node_entries
@@ -234,11 +234,7 @@ def simulate(
     if (kubeconfig or context) and not from_cluster:
         fail_input("--kubeconfig and --context need --from-cluster")
     spec = runspec_from_options()
-    try:
-        loaded = load_input(spec, from_cluster, kubeconfig, context)
-    except MemoryError:
-        raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(loaded)
+    loaded = load_input(spec, from_cluster, kubeconfig, context)
     started = time.perf_counter()
     end = loaded.end if until is None else min(until, loaded.end)
     with render.SimulatedTimeProgress(end, enabled=_progress_enabled(output)) as progress:

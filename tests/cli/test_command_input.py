@@ -1,5 +1,5 @@
-"""``runspec_from_options``: the RunSpec each command builds of its flags (the one
-``runspec.load`` is given), field by field."""
+"""What a command loads: the RunSpec each builds of its flags (``runspec_from_options``,
+the one ``runspec.load`` is given, field by field) and ``load_input``'s errors and notes."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from kubesched.api.errors import InputError
 from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
 from kubesched.api.types import NANOS
+from kubesched.cli.input import OUT_OF_MEMORY
 from kubesched.cli.main import main
 from kubesched.sim import runspec
 from kubesched.sim.runspec import RunSpec
@@ -104,3 +105,27 @@ def test_compare_gives_each_variant_its_seed_and_the_shared_flags(
         )
         for seed in (1, 2)
     ]
+
+
+@pytest.mark.parametrize("command", ["simulate", "explain"])
+def test_running_out_of_memory_reading_is_an_input_error(
+    monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    def load(spec: RunSpec, **kwargs: Any) -> runspec.Loaded:
+        raise MemoryError
+
+    monkeypatch.setattr("kubesched.cli.input.load", load)
+    args = [command, "-f", SCENARIO] if command == "simulate" else [command, "p", "-f", SCENARIO]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2
+    assert r.stderr.strip() == f"error: {OUT_OF_MEMORY}"
+
+
+def test_simulate_and_explain_print_the_input_notes(tmp_path: Path) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(
+        Path(SCENARIO).read_text() + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+    )
+    for args in (["simulate", "-f", str(f)], ["explain", "default/x", "-f", str(f)]):
+        r = CliRunner().invoke(main, args)
+        assert "ignored 1 objects: 1 ConfigMap" in r.stderr, args
