@@ -17,6 +17,7 @@ import pytest
 from kubesched.live.apiserver_double import ApiServerDouble
 from kubesched.live.client import KubeClient, connect
 from kubesched.live.run import LiveRun
+from kubesched.live.shadow import ShadowReport
 from kubesched.scheduler.config import default_config
 from kubesched.scheduler.registry import in_tree_registry
 from tests.live.cluster_state import double, node, pod, small_cluster, wait_for
@@ -195,3 +196,25 @@ def test_preemptions_are_compared_node_and_victims(tmp_path: Path, same_node: bo
     assert counts == {"agree": int(same_node), "disagree": int(not same_node)}
     # Shadow mode wrote nothing: the test's requests are the only writes.
     assert not [r for r in api.requests if r[0] == "POST" and r[1].endswith("/events")]
+
+
+def test_collect_gives_every_verdict_of_both_counters_in_order() -> None:
+    report = ShadowReport(io.StringIO(), lambda: 0)
+    report.counts["tie"] += 2
+    report.preemption_counts["disagree"] += 1
+    got = [
+        (m.name, m.documentation, [(s.labels["verdict"], s.value) for s in m.samples])
+        for m in report.collect()
+    ]
+    assert got == [
+        (
+            "kubesched_shadow_decisions",
+            "Pods the cluster's scheduler bound, by kubesched's verdict on its choice.",
+            [("agree", 0), ("tie", 2), ("disagree", 0), ("undecided", 0)],
+        ),
+        (
+            "kubesched_shadow_preemptions",
+            "Pods kubesched or the cluster's scheduler preempted for, by kubesched's verdict.",
+            [("agree", 0), ("disagree", 1)],
+        ),
+    ]

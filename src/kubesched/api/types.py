@@ -55,6 +55,10 @@ RUNNING: Final = "Running"
 SUCCEEDED: Final = "Succeeded"
 FAILED: Final = "Failed"
 
+# The condition the scheduler puts on a preemption victim (core/v1).
+DISRUPTION_TARGET: Final = "DisruptionTarget"
+REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
+
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS: Final = 30
 
@@ -334,6 +338,13 @@ class Pod:
             if c.type == type_:
                 return c
         return None
+
+    def preemption_condition(self) -> PodCondition | None:
+        """The first ``DisruptionTarget`` condition if its reason is
+        ``PreemptionByScheduler`` (the scheduler marked this pod as a preemption
+        victim), else None; whatever its ``status``."""
+        c = self.condition(DISRUPTION_TARGET)
+        return c if c is not None and c.reason == REASON_PREEMPTION_BY_SCHEDULER else None
 
     def copy(self) -> Pod:
         """A shallow copy (spec and labels shared, conditions list copied): the cluster

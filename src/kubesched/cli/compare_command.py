@@ -18,9 +18,9 @@ from typing import Any, Final
 import click
 
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS
 from kubesched.cli import trace_commands
-from kubesched.cli.params import DURATION, SIZE
+from kubesched.cli.params import DURATION, SIZE, runspec_from_options
 
 DEFAULTS: Final = "default"
 """``--config default``: kube-scheduler's default configuration."""
@@ -93,13 +93,10 @@ def compare(
     configs: tuple[str, ...],
     seeds: tuple[int, ...],
     gates: tuple[str, ...],
-    until: int | None,
     trace_spec: str | None,
     output: str,
     report_file: str | None,
-    max_input_bytes: int,
-    max_objects: int,
-    **trace_values: Any,
+    **flags: Any,  # the rest of the RunSpec's flags: runspec_from_options reads them
 ) -> None:
     """Run one scenario under two or more configurations (or seeds, or feature
     gates) and show them side by side."""
@@ -120,19 +117,9 @@ def compare(
             "nothing to compare: give two or more --config, --seed or --feature-gates values"
         )
     names = variant_names(config_list, seed_list, gate_list)
-    limits = InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects)
     variants, docs = [], []
     for i, (name, (config, seed, gate)) in enumerate(zip(names, combos, strict=True)):
-        spec = runspec.RunSpec(
-            files=files,
-            config_file=config,
-            seed=seed,
-            until=until,
-            feature_gates=gate,
-            trace=trace_spec,
-            trace_options=trace_commands.import_options(seed, max_input_bytes, **trace_values),
-            limits=limits,
-        )
+        spec = runspec_from_options(config_file=config, seed=seed, feature_gates=gate)
         loaded = runspec.load(spec)
         if i == 0:
             echo_input_notes(loaded)

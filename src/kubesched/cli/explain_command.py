@@ -15,8 +15,7 @@ from typing import Any
 import click
 
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
-from kubesched.cli.params import DURATION, SIZE, cluster_options
+from kubesched.cli.params import DURATION, SIZE, cluster_options, runspec_from_options
 from kubesched.explain.recorder import ExplanationRecorder
 from kubesched.sim.scenario import Run
 
@@ -65,36 +64,21 @@ def explain(
     pod: str,
     files: tuple[str, ...],
     namespace: str,
-    config_file: str | None,
-    seed: int,
-    until: int | None,
-    feature_gates: str,
     output: str,
     from_cluster: bool,
-    max_input_bytes: int,
     kubeconfig: str | None,
     context: str | None,
+    **flags: Any,  # the rest of the RunSpec's flags: runspec_from_options reads them
 ) -> None:
     """Why POD (NAME or NAMESPACE/NAME) is pending, or why it went where it did."""
     from kubesched.cli.explain_text import describe
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
+    from kubesched.cli.input import load_input
     from kubesched.sim import runspec
 
     if not files and not from_cluster:
         raise InputError("-f: required (or --from-cluster)")
-    spec = runspec.RunSpec(
-        files=files,
-        config_file=config_file,
-        seed=seed,
-        until=until,
-        feature_gates=feature_gates,
-        limits=InputLimits(max_input_bytes=max_input_bytes, max_objects=DEFAULT_MAX_OBJECTS),
-    )
-    try:
-        loaded = load_input(spec, from_cluster, kubeconfig, context)
-    except MemoryError:
-        raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(loaded)
+    spec = runspec_from_options()
+    loaded = load_input(spec, from_cluster, kubeconfig, context)
     run = runspec.execute(spec, loaded, explain=True)
     doc = run.result()
     ns, name = _split(pod, namespace)

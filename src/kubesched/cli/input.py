@@ -9,6 +9,7 @@ from typing import Final
 
 import click
 
+from kubesched.api.errors import InputError
 from kubesched.cli.input_warnings import warning_lines
 from kubesched.sim.runspec import Loaded, RunSpec, load
 
@@ -21,16 +22,22 @@ def load_input(
 ) -> Loaded:
     """``runspec.load`` of ``spec`` (``-`` in its files is stdin), after the live
     cluster's objects when ``from_cluster`` (a cluster that cannot be read ends the
-    command with exit 4). A trace's import summary goes to stderr. Bad input
-    raises ``InputError``."""
-    first = []
-    if from_cluster:
-        from kubesched.cli import live_commands  # live mode only when asked for
+    command with exit 4). A trace's import summary, then ``echo_input_notes``, go to
+    stderr. Bad input raises ``InputError``, as does running out of memory
+    (``OUT_OF_MEMORY``)."""
+    try:
+        first = []
+        if from_cluster:
+            from kubesched.cli import live_commands  # live mode only when asked for
 
-        first = live_commands.snapshot_documents(live_commands.read_cluster(kubeconfig, context))
-    loaded = load(spec, stdin=sys.stdin, first=first)
-    if loaded.trace is not None:
-        click.echo(loaded.trace.stats.line(), err=True)
+            cluster = live_commands.read_cluster(kubeconfig, context)
+            first = live_commands.snapshot_documents(cluster)
+        loaded = load(spec, stdin=sys.stdin, first=first)
+        if loaded.trace is not None:
+            click.echo(loaded.trace.stats.line(), err=True)
+    except MemoryError:
+        raise InputError(OUT_OF_MEMORY) from None
+    echo_input_notes(loaded)
     return loaded
 
 

@@ -20,9 +20,9 @@ import click
 
 from kubesched import __version__
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS
 from kubesched.cli import trace_commands
-from kubesched.cli.params import DURATION, SIZE, cluster_options
+from kubesched.cli.params import DURATION, SIZE, cluster_options, runspec_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -191,15 +191,9 @@ def _progress_enabled(output: str) -> bool:
 @trace_commands.trace_options(seed=False)
 def simulate(
     files: tuple[str, ...],
-    config_file: str | None,
-    seed: int,
     until: int | None,
     output: str,
     watch: bool,
-    feature_gates: str,
-    per_node: bool,
-    max_input_bytes: int,
-    max_objects: int,
     trace_spec: str | None,
     from_cluster: bool,
     assertions: tuple[str, ...],
@@ -210,14 +204,14 @@ def simulate(
     explain: bool,
     kubeconfig: str | None,
     context: str | None,
-    **trace_values: Any,
+    **flags: Any,  # the rest of the RunSpec's flags: runspec_from_options reads them
 ) -> None:
     """Run manifests (or a cluster trace) on the embedded simulated cluster and
     report every decision."""
     from kubesched.api.selector_text import parse_selector_text
     from kubesched.cli import render
     from kubesched.cli.explain_command import pending_reasons
-    from kubesched.cli.input import OUT_OF_MEMORY, echo_input_notes, load_input
+    from kubesched.cli.input import load_input
     from kubesched.driver.gates import GateError
     from kubesched.driver.gates import parse as parse_gate
     from kubesched.driver.nodes_report import node_entries
@@ -239,22 +233,8 @@ def simulate(
         fail_input("--from-cluster and --trace: use one of them")
     if (kubeconfig or context) and not from_cluster:
         fail_input("--kubeconfig and --context need --from-cluster")
-    spec = runspec.RunSpec(
-        files=files,
-        config_file=config_file,
-        seed=seed,
-        until=until,
-        feature_gates=feature_gates,
-        per_node=per_node,
-        trace=trace_spec,
-        trace_options=trace_commands.import_options(seed, max_input_bytes, **trace_values),
-        limits=InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects),
-    )
-    try:
-        loaded = load_input(spec, from_cluster, kubeconfig, context)
-    except MemoryError:
-        raise InputError(OUT_OF_MEMORY) from None
-    echo_input_notes(loaded)
+    spec = runspec_from_options()
+    loaded = load_input(spec, from_cluster, kubeconfig, context)
     started = time.perf_counter()
     end = loaded.end if until is None else min(until, loaded.end)
     with render.SimulatedTimeProgress(end, enabled=_progress_enabled(output)) as progress:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kubesched.api.errors import InputError
-from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS, InputLimits
+from kubesched.api.input_limits import DEFAULT_MAX_OBJECTS
 from kubesched.cli import trace_commands
-from kubesched.cli.params import DURATION, SIZE
+from kubesched.cli.params import DURATION, SIZE, runspec_from_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,18 +111,14 @@ def sweep_cmd(
     configs: tuple[str, ...],
     seeds: str,
     param_texts: tuple[str, ...],
-    until: int | None,
     feature_gates: str,
-    per_node: bool,
-    max_input_bytes: int,
-    max_objects: int,
     rows_file: str | None,
     summary_file: str | None,
     report_file: str | None,
     fmt: str | None,
     scheduler_address: str | None,
     workers: int | None,
-    **trace_values: Any,
+    **flags: Any,  # the rest of the RunSpec's flags: runspec_from_options reads them
 ) -> None:
     """Run a scenario or trace over configurations x parameters x seeds on Dask.
 
@@ -136,7 +132,6 @@ def sweep_cmd(
         sweeps.require()
     except ImportError as err:
         raise InputError(str(err)) from None
-    from kubesched.sim.runspec import RunSpec
     from kubesched.sweeps.api import run_plan
     from kubesched.sweeps.plan import parse_param, parse_seeds, plan
     from kubesched.sweeps.table import format_of, summarize, write
@@ -153,17 +148,8 @@ def sweep_cmd(
                 format_of(path, fmt)
             except ValueError as err:
                 raise click.UsageError(str(err)) from None
-    base = RunSpec(
-        files=files,
-        until=until,
-        feature_gates=feature_gates,
-        per_node=per_node,
-        trace=trace_spec,
-        trace_options=trace_commands.import_options(0, max_input_bytes, **trace_values),
-        limits=InputLimits(max_input_bytes=max_input_bytes, max_objects=max_objects),
-    )
     combos = plan(
-        base,
+        runspec_from_options(),
         configs=list(configs) or [None],
         seeds=parse_seeds(seeds),
         params=[parse_param(p) for p in param_texts],

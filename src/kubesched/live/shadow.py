@@ -46,10 +46,6 @@ from prometheus_client.registry import Collector
 
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Node, Pod, PodCondition, Time
-from kubesched.framework.preemption.executor import (
-    DISRUPTION_TARGET,
-    REASON_PREEMPTION_BY_SCHEDULER,
-)
 from kubesched.framework.results import FitError
 from kubesched.framework.status import Status
 from kubesched.scheduler.schedule_one import ScheduleResult
@@ -163,7 +159,7 @@ class ShadowReport(Collector):
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         if new.nominated_node_name and new.nominated_node_name != old.nominated_node_name:
             self.nominations[new.uid] = new.nominated_node_name
-        if new.node_name and _preempted(new) and not _preempted(old):
+        if new.node_name and new.preemption_condition() and not old.preemption_condition():
             kept = self.evicted.setdefault(new.node_name, deque(maxlen=EVICTIONS_KEPT))
             kept.append((self.clock(), new.key))
         if not old.node_name and new.node_name:
@@ -242,29 +238,22 @@ class ShadowReport(Collector):
 
     # -- Collector -------------------------------------------------------------
     def collect(self) -> Iterable[Metric]:
-        family = CounterMetricFamily(
+        yield self._family(
             "kubesched_shadow_decisions",
             "Pods the cluster's scheduler bound, by kubesched's verdict on its choice.",
-            labels=["verdict"],
+            self.counts,
         )
-        with self._lock:
-            counts = dict(self.counts)
-        for verdict in VERDICTS:
-            family.add_metric([verdict], counts[verdict])
-        yield family
-        family = CounterMetricFamily(
+        yield self._family(
             "kubesched_shadow_preemptions",
             "Pods kubesched or the cluster's scheduler preempted for, by kubesched's verdict.",
-            labels=["verdict"],
+            self.preemption_counts,
         )
+
+    def _family(self, name: str, doc: str, counts: Counter[str]) -> Metric:
+        """The counter family ``name``: a sample per verdict, read under the lock (every
+        verdict in its order: the counters start with all of them at 0)."""
+        family = CounterMetricFamily(name, doc, labels=["verdict"])
         with self._lock:
-            counts = dict(self.preemption_counts)
-        for verdict in PREEMPTION_VERDICTS:
-            family.add_metric([verdict], counts[verdict])
-        yield family
-
-
-def _preempted(pod: Pod) -> bool:
-    """The pod carries ``DisruptionTarget`` with reason ``PreemptionByScheduler``."""
-    c = pod.condition(DISRUPTION_TARGET)
-    return c is not None and c.reason == REASON_PREEMPTION_BY_SCHEDULER
+            for verdict, n in counts.items():
+                family.add_metric([verdict], n)
+        return family

@@ -335,13 +335,8 @@ class Cluster:
         cur = self.pods.get(pod.key)
         if cur is None or cur.uid != pod.uid:
             return
-        cond = cur.condition("DisruptionTarget")
-        reason = (
-            REASON_PREEMPTED
-            if cond is not None and cond.reason == "PreemptionByScheduler"
-            else REASON_DELETED
-        )
-        self.delete_gracefully(cur, reason)
+        preempted = cur.preemption_condition() is not None
+        self.delete_gracefully(cur, REASON_PREEMPTED if preempted else REASON_DELETED)
 
     def update_pv(self, pv: PersistentVolume) -> None:
         self.volumes.update_pv(pv)

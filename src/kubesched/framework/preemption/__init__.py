@@ -18,11 +18,7 @@ from kubesched.framework.preemption.evaluator import (
     MSG_WAITING,
     Evaluator,
 )
-from kubesched.framework.preemption.executor import (
-    DISRUPTION_TARGET,
-    REASON_PREEMPTION_BY_SCHEDULER,
-    Executor,
-)
+from kubesched.framework.preemption.executor import Executor
 from kubesched.framework.preemption.outcome import PreemptionOutcome
 from kubesched.framework.preemption.policy import (
     MSG_NO_VICTIMS,
@@ -32,13 +28,11 @@ from kubesched.framework.preemption.policy import (
 from kubesched.framework.preemption.victims import StatColumns, Victims
 
 __all__ = [
-    "DISRUPTION_TARGET",
     "MSG_NOT_HELPFUL",
     "MSG_NO_CANDIDATE",
     "MSG_NO_NODES",
     "MSG_NO_VICTIMS",
     "MSG_WAITING",
-    "REASON_PREEMPTION_BY_SCHEDULER",
     "Candidate",
     "CandidateList",
     "CandidateSet",

@@ -9,17 +9,17 @@ PreEnqueue). The Evaluator is an Executor, as upstream's embeds one.
 
 from __future__ import annotations
 
-from typing import Final
-
-from kubesched.api.types import Pod, PodCondition
+from kubesched.api.types import (
+    DISRUPTION_TARGET,
+    REASON_PREEMPTION_BY_SCHEDULER,
+    Pod,
+    PodCondition,
+)
 from kubesched.framework.interfaces import Handle
 from kubesched.framework.ports import NotFound
 from kubesched.framework.preemption.candidates import Candidate
 from kubesched.framework.status import SUCCESS, Status, error
 from kubesched.framework.types import PodInfo
-
-DISRUPTION_TARGET: Final = "DisruptionTarget"
-REASON_PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
 
 
 class Executor:

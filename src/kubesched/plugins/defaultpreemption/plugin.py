@@ -36,10 +36,8 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interfaces import Handle
 from kubesched.framework.preemption import (
-    DISRUPTION_TARGET,
     MSG_NO_VICTIMS,
     MSG_WAITING,
-    REASON_PREEMPTION_BY_SCHEDULER,
     Evaluator,
     VictimOrder,
     Victims,
@@ -57,12 +55,8 @@ MSG_TERMINATING: Final = "not eligible due to a terminating pod on the nominated
 def pod_terminating_by_preemption(pod: Pod) -> bool:
     """Being deleted, and the first DisruptionTarget condition says the scheduler
     preempted it (R5.1.3)."""
-    if pod.deletion_timestamp is None:
-        return False
-    for c in pod.conditions:
-        if c.type == DISRUPTION_TARGET:
-            return c.status == "True" and c.reason == REASON_PREEMPTION_BY_SCHEDULER
-    return False
+    c = pod.preemption_condition()
+    return pod.deletion_timestamp is not None and c is not None and c.status == "True"
 
 
 class DefaultPreemption:
