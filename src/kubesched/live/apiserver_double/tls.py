@@ -46,16 +46,31 @@ def make_certificates(
     valid two days, in ``directory``."""
     if shutil.which("openssl") is None:
         raise OSError("the openssl command is needed to make certificates")
-    (directory / "san.ext").write_text(f"subjectAltName=DNS:{server_name}\n")
-    ca_subject, server_subject = ("-subj", f"/CN={name}"), ("-subj", f"/CN={server_name}")
+    # Python 3.13's default client context verifies strictly (VERIFY_X509_STRICT):
+    # the CA needs a critical basicConstraints and keyUsage, and both certificates
+    # need key identifiers, so every extension is written out here.
+    (directory / "ca.ext").write_text(
+        "basicConstraints=critical,CA:TRUE\n"
+        "keyUsage=critical,keyCertSign,cRLSign\n"
+        "subjectKeyIdentifier=hash\n"
+    )
+    (directory / "server.ext").write_text(
+        "basicConstraints=critical,CA:FALSE\n"
+        "keyUsage=critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage=serverAuth\n"
+        "subjectKeyIdentifier=hash\n"
+        "authorityKeyIdentifier=keyid,issuer\n"
+        f"subjectAltName=DNS:{server_name}\n"
+    )
     for args in (
-        ("req", "-x509", *_KEY, "-keyout", f"{name}.key", "-out", f"{name}.crt", "-days", "2",
-         *ca_subject),
+        ("req", *_KEY, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}"),
+        ("x509", "-req", "-in", f"{name}.csr", "-signkey", f"{name}.key", "-out", f"{name}.crt",
+         "-days", "2", "-extfile", "ca.ext"),
         ("req", *_KEY, "-keyout", f"{name}-server.key", "-out", f"{name}-server.csr",
-         *server_subject),
+         "-subj", f"/CN={server_name}"),
         ("x509", "-req", "-in", f"{name}-server.csr", "-CA", f"{name}.crt", "-CAkey",
          f"{name}.key", "-CAcreateserial", "-out", f"{name}-server.crt", "-days", "2",
-         "-extfile", "san.ext"),
+         "-extfile", "server.ext"),
     ):  # fmt: skip
         done = subprocess.run(
             ["openssl", *args], cwd=directory, capture_output=True, text=True, check=False
