@@ -245,7 +245,9 @@ class LiveScheduler:
 
     def run(self, until: Time | None = None) -> RunStats:
         """Schedule until ``stop()`` or the wall clock reaches ``until``; then
-        finish the bindings in flight."""
+        finish the bindings in flight (at most 60 s: a binding still waiting
+        for its volumes at ``until`` goes on waiting until ``stop()`` or
+        ``close()`` cancels it, or its claims are bound)."""
         stats = drive(
             self.cluster,
             self.scheduler,
@@ -271,8 +273,10 @@ class LiveScheduler:
         return True
 
     def close(self) -> None:
-        """Stop the binding threads and flush the events (after ``run``)."""
+        """Stop the binding threads and flush the events (after ``run``); a
+        binding still waiting for its volumes ends (``context canceled``)."""
         if self.binder is not None:
+            self.cluster.stop()
             self.binder.shutdown()
         if isinstance(self.writer, LiveWriter):
             self.writer.close()
