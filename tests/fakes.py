@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Namespace, Pod, PodCondition, PodDisruptionBudget, Time
 from kubesched.framework.cycle_state import CycleState
-from kubesched.framework.interfaces import Nominator
+from kubesched.framework.interfaces import Nominator, PollCheck
 from kubesched.framework.nodetable import NodeTable
 from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.runtime.framework import run_now
+from kubesched.runtime.framework import poll_once, run_now
 from tests.storage_fakes import FakeStorage
 
 
@@ -220,6 +220,9 @@ class FakeHandle:
 
     def run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
         run_now(work, done)
+
+    def poll_until(self, check: PollCheck, interval: float, timeout: float) -> str | None:
+        return poll_once(check, interval, timeout)
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return ()

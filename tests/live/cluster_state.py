@@ -57,6 +57,50 @@ def priority_class(name: str, value: int) -> Obj:
     }
 
 
+def storage_class(name: str, provisioner: str, mode: str = "WaitForFirstConsumer") -> Obj:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": mode,
+    }
+
+
+def volume(name: str, storage_class: str, size: str = "1Gi") -> Obj:
+    """A PersistentVolume (hostPath) of the class, not bound."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "hostPath": {"path": f"/data/{name}"},
+        },
+    }
+
+
+def claim(name: str, storage_class: str, size: str = "1Gi") -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": size}},
+        },
+    }
+
+
+def with_claim(p: Obj, claim_name: str) -> Obj:
+    """The pod ``p`` mounting the claim."""
+    p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim_name}}]
+    return p
+
+
 def small_cluster(api: ApiServerDouble) -> None:
     """Two 2-CPU nodes, each with a 1.5-CPU pod of priority 0, and a pending 1-CPU
     pod of class ``high`` (1000): it fits nowhere and preempts one of them."""

@@ -5,20 +5,24 @@ upstream handles them."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubesched.api.convert import convert_pod
+from kubesched.api.storage import ANN_SELECTED_NODE, PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Pod, PodCondition
+from kubesched.api.volume_helpers import bind_volume_to_claim
 from kubesched.framework.ports import NotFound
 from kubesched.live.apiserver_double import ApiServerDouble, Fault
 from kubesched.live.apiserver_double.errors import forbidden
 from kubesched.live.client import TokenBucket, connect
+from kubesched.live.cluster import ADDED, MODIFIED, LiveCluster
 from kubesched.live.writer import ApiCallError, LiveWriter, micro_time, rfc3339
 from tests.live.apiserver_double.wire import recordings_dir
-from tests.live.cluster_state import double, node, pod
+from tests.live.cluster_state import claim, double, node, pod, storage_class, volume
 
 pytest.importorskip("kubernetes")
 
@@ -237,3 +241,127 @@ def test_events_do_not_spend_the_bindings_rate_limit(
         w.bind(typed(api, "web-2"), "n1")
         assert waits == [pytest.approx(1.0)]  # the second binding waits for the first's
         assert typed(api, "web-2").node_name == "n1"
+
+
+# --------------------------------------------------------------------------- volumes
+
+
+def cached(api: ApiServerDouble) -> LiveCluster:
+    """A cluster whose caches hold the double's volumes and claims."""
+    cluster = LiveCluster()
+    for kind in ("PersistentVolume", "PersistentVolumeClaim"):
+        res = api.resource_for("v1", kind)
+        for _, obj in api.store.items(res.store):
+            cluster.notify(kind, ADDED, api.registry.present(res, obj))
+    cluster.flush()
+    return cluster
+
+
+def volume_writer(api: ApiServerDouble, tmp_path: Path, cluster: LiveCluster) -> LiveWriter:
+    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+    return LiveWriter(client, lambda: NOW, "kubesched", "kubesched-host", cluster)
+
+
+def test_update_pv_puts_the_claim_ref_at_the_cached_version(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(storage_class("local", "kubernetes.io/no-provisioner"))
+        api.create(volume("pv-a", "local"))
+        api.create(claim("data", "local"))
+        cluster = cached(api)
+        storage = cluster.storage()
+        pv, pvc = storage.get_pv("pv-a"), storage.get_pvc("default", "data")
+        assert pv is not None and pvc is not None
+        raw = cluster.raw_volume("PersistentVolume", "pv-a")
+        assert raw is not None
+        version = raw["metadata"]["resourceVersion"]
+        new_pv, _ = bind_volume_to_claim(pv, pvc)
+        volume_writer(api, tmp_path, cluster).update_pv(new_pv)
+        path, _, body = last_request(api, "PUT")
+        assert path == "/api/v1/persistentvolumes/pv-a"
+        assert body["metadata"]["resourceVersion"] == version
+        assert body["spec"]["claimRef"] == {
+            "kind": "PersistentVolumeClaim",
+            "namespace": "default",
+            "name": "data",
+            "uid": pvc.uid,
+            "apiVersion": "v1",
+            "resourceVersion": cluster.raw_volume("PersistentVolumeClaim", "default/data")[
+                "metadata"
+            ]["resourceVersion"],
+        }
+        stored = api.get("v1", "PersistentVolume", "pv-a")
+        assert stored is not None
+        assert stored["spec"]["claimRef"]["uid"] == pvc.uid
+        assert stored["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+        assert stored["spec"]["hostPath"] == {"path": "/data/pv-a"}  # the rest kept
+        # The server's answer reaches the cache at once (the assume cache).
+        cluster.flush()
+        got = storage.get_pv("pv-a")
+        assert got is not None and got.claim_ref is not None and got.claim_ref.uid == pvc.uid
+
+
+def test_update_pvc_puts_the_selected_node(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(storage_class("wait", "example.com/csi"))
+        api.create(claim("data", "wait"))
+        cluster = cached(api)
+        pvc = cluster.storage().get_pvc("default", "data")
+        assert pvc is not None
+        annotated = replace(pvc, annotations={ANN_SELECTED_NODE: "n1"})
+        volume_writer(api, tmp_path, cluster).update_pvc(annotated)
+        path, _, body = last_request(api, "PUT")
+        assert path == "/api/v1/namespaces/default/persistentvolumeclaims/data"
+        assert body["metadata"]["annotations"] == {ANN_SELECTED_NODE: "n1"}
+        stored = api.get("v1", "PersistentVolumeClaim", "data", "default")
+        assert stored is not None
+        assert stored["metadata"]["annotations"] == {ANN_SELECTED_NODE: "n1"}
+        cluster.flush()
+        got = cluster.storage().get_pvc("default", "data")
+        assert got is not None and got.annotations == {ANN_SELECTED_NODE: "n1"}
+
+
+def test_a_volume_changed_since_it_was_cached_is_the_servers_conflict(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        api.create(storage_class("local", "kubernetes.io/no-provisioner"))
+        api.create(volume("pv-a", "local"))
+        api.create(claim("data", "local"))
+        cluster = cached(api)
+        pv = cluster.storage().get_pv("pv-a")
+        pvc = cluster.storage().get_pvc("default", "data")
+        assert pv is not None and pvc is not None
+        changed = api.get("v1", "PersistentVolume", "pv-a")
+        assert changed is not None
+        changed["metadata"]["labels"] = {"moved": "yes"}
+        api.registry.update(api.resource_for("v1", "PersistentVolume"), "", "pv-a", changed)
+        with pytest.raises(ApiCallError) as err:
+            volume_writer(api, tmp_path, cluster).update_pv(bind_volume_to_claim(pv, pvc)[0])
+    assert err.value.status == 409
+    assert str(err.value) == (
+        'Operation cannot be fulfilled on persistentvolumes "pv-a": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )
+
+
+def test_a_volume_not_cached_is_a_key_error(tmp_path: Path) -> None:
+    with double(kubelet=False) as api:
+        w = volume_writer(api, tmp_path, LiveCluster())
+        with pytest.raises(KeyError, match='persistentvolume "pv-x" not found'):
+            w.update_pv(PersistentVolume("pv-x"))
+        with pytest.raises(KeyError, match='persistentvolumeclaim "default/c" not found'):
+            w.update_pvc(PersistentVolumeClaim("c"))
+
+
+def test_an_older_volume_never_replaces_a_newer_one_in_the_cache() -> None:
+    cluster = LiveCluster()
+    raw = volume("pv-a", "a")
+    raw["metadata"]["resourceVersion"] = "7"
+    newer = json.loads(json.dumps(raw))
+    newer["metadata"]["resourceVersion"] = "9"
+    newer["spec"]["storageClassName"] = "b"
+    cluster.notify("PersistentVolume", ADDED, raw)
+    cluster.notify("PersistentVolume", MODIFIED, newer)
+    cluster.notify("PersistentVolume", MODIFIED, raw)  # a late copy of version 7
+    cluster.flush()
+    got = cluster.storage().get_pv("pv-a")
+    assert got is not None and got.storage_class_name == "b"
+    assert cluster.raw_volume("PersistentVolume", "pv-a") == newer

@@ -31,6 +31,7 @@ from kubesched.framework.config import (
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
+    VolumeBindingArgs,
 )
 from kubesched.scheduler.config import (
     DEFAULT_PLUGINS,
@@ -205,6 +206,7 @@ def test_default_globals_and_args() -> None:
             (), (), ScoringStrategy("LeastAllocated", cpu_mem)
         ),
         "PodTopologySpread": PodTopologySpreadArgs((), "System"),
+        "VolumeBinding": VolumeBindingArgs(600),
     }
 
 
@@ -554,6 +556,24 @@ def test_score_weights(plugins: dict[str, Any], want: list[tuple[str, int]]) -> 
             {"minCandidateNodesPercentage": 50},
             DefaultPreemptionArgs(50, 100),
             id="TestPluginArgsDefaults/DefaultPreemptionArgs with value",
+        ),
+        pytest.param(
+            "VolumeBinding",
+            {},
+            VolumeBindingArgs(600),
+            id="TestPluginArgsDefaults/VolumeBindingArgs empty",
+        ),
+        pytest.param(
+            "VolumeBinding",
+            {"bindTimeoutSeconds": 5},
+            VolumeBindingArgs(5),
+            id="TestPluginArgsDefaults/VolumeBindingArgs with value",
+        ),
+        pytest.param(
+            "VolumeBinding",
+            {"bindTimeoutSeconds": 0},
+            VolumeBindingArgs(0),
+            id="VolumeBindingArgs zero stays zero",
         ),
         pytest.param(
             "InterPodAffinity",

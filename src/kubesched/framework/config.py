@@ -115,6 +115,12 @@ class NodeAffinityArgs:
     added_affinity: NodeAffinity | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    bind_timeout_seconds: int = 600
+    """How long PreBind waits for the claims to be bound (upstream's default 600)."""
+
+
 PluginArgs = (
     NodeResourcesFitArgs
     | NodeResourcesBalancedAllocationArgs
@@ -122,6 +128,7 @@ PluginArgs = (
     | InterPodAffinityArgs
     | PodTopologySpreadArgs
     | NodeAffinityArgs
+    | VolumeBindingArgs
 )
 
 

@@ -117,6 +117,10 @@ class Nominator(Protocol):
         ...
 
 
+PollCheck = Callable[[], tuple[bool, str | None]]
+"""A condition of ``Handle.poll_until``: (done, the error ending the wait or None)."""
+
+
 class Handle(Protocol):
     """What a plugin may use of the scheduler (upstream framework.Handle)."""
 
@@ -187,6 +191,16 @@ class Handle(Protocol):
         """Work upstream does in a goroutine (the async preemption's API calls):
         the simulator runs ``work`` and then ``done`` at once; live mode runs
         ``work`` on another thread and ``done`` later on the scheduling thread."""
+        ...
+
+    def poll_until(self, check: PollCheck, interval: float, timeout: float) -> str | None:
+        """``wait.PollUntilContextTimeout`` from a binding cycle (PreBind): call
+        ``check`` (on the scheduling thread, so it may read the caches) every
+        ``interval`` seconds until it answers done or an error, at most
+        ``timeout`` seconds. None once done, else the error's text: the check's,
+        ``context deadline exceeded``, or ``context canceled`` when the scheduler
+        stops. The simulator's state is final at once: it checks once, and a
+        pending answer is the deadline."""
         ...
 
     def pdbs(self) -> Sequence[PodDisruptionBudget]: ...

@@ -21,6 +21,14 @@ the unit of every timestamp the API readers produce). ``next_time`` is one
 ``t`` or until a notification (or a ``post``-ed call: an asynchronous binding's
 outcome, run by ``flush`` in turn) arrives, whichever is first; ``stop()`` wakes it
 and makes ``stopping`` true (``drive`` then ends its loop).
+
+PersistentVolumes and claims keep their raw dicts too (``raw_volume``: the body
+``LiveWriter`` PUTs back, at the cached resourceVersion), and an object the
+writer wrote is ``notify``-ed with the server's answer at once (upstream's
+assume cache: PreBind's check sees its own writes without waiting for the
+watch). So that an older answer never replaces a newer state, a PV or claim
+whose resourceVersion is not newer than the cached one (both integers, as the
+assume cache compares them) changes nothing.
 """
 
 from __future__ import annotations
@@ -118,6 +126,18 @@ _CALL: Final = "call"
 """The kind of a ``post``-ed call in the queue."""
 
 _STORAGE_KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode")
+_VOLUME_KINDS: Final = ("PersistentVolumeClaim", "PersistentVolume")
+"""The kinds whose raw objects are kept (``raw_volume``)."""
+
+
+def _version(raw: Raw | None) -> int | None:
+    """An object's resourceVersion as an integer (None: absent or not a number)."""
+    if raw is None:
+        return None
+    try:
+        return int((raw.get("metadata") or {}).get("resourceVersion") or "")
+    except ValueError:
+        return None
 
 
 class LiveCluster:
@@ -140,6 +160,10 @@ class LiveCluster:
         self._queue: deque[tuple[str, str, Any]] = deque()
         self._wake = threading.Condition()
         self.stopping = False
+        self.stopped = threading.Event()
+        """Set by ``stop()``: what a waiting binding cycle watches (``CachePoller``)."""
+        self._volume_raws: dict[tuple[str, str], Raw] = {}
+        self._raws_lock = threading.Lock()
 
     # ------------------------------------------------------------------ informers' side
     def notify(self, kind: str, change: str, raw: Raw) -> None:
@@ -160,6 +184,14 @@ class LiveCluster:
         with self._wake:
             self.stopping = True
             self._wake.notify_all()
+        self.stopped.set()
+
+    def raw_volume(self, kind: str, key: str) -> Raw | None:
+        """The cached raw PersistentVolume (key: its name) or claim (key:
+        ``namespace/name``), as the server last sent it; None when not cached
+        (any thread; the dict must not be changed)."""
+        with self._raws_lock:
+            return self._volume_raws.get((kind, key))
 
     # ------------------------------------------------------------------ Backend
     @property
@@ -261,11 +293,22 @@ class LiveCluster:
         obj = convert_storage_object(kind, raw)[0]
         table, key = self._storage.table_of(obj)
         old: StorageObject | None = table.get(key)
+        volume = kind in _VOLUME_KINDS
         if change == DELETED:
+            if volume:
+                with self._raws_lock:
+                    self._volume_raws.pop((kind, key), None)
             if old is not None:
                 del table[key]
                 ObjectDeleted(kind, old).publish(self)
             return
+        if volume:
+            with self._raws_lock:
+                cached = _version(self._volume_raws.get((kind, key)))
+                new = _version(raw)
+                if old is not None and cached is not None and new is not None and new <= cached:
+                    return  # an answer the cache has seen already, or older
+                self._volume_raws[(kind, key)] = raw
         table[key] = obj
         if old is None:
             ObjectAdded(kind, obj).publish(self)

@@ -15,17 +15,20 @@ uses resources, it may be a preemption victim).
 
 Binding runs as upstream's binding goroutine does: after the scheduling thread
 assumed the pod, ``AsyncPool`` (``bind_workers`` threads, the GIL released in
-socket IO) runs the Bind plugins, and their status is posted back to the
-scheduling thread (``LiveCluster.post``), which finishes the binding cycle
-(a failure forgets the assumed pod and requeues it) between its cycles, so the
-scheduler's state stays single-threaded. The async preemption's API calls
-(victims' condition and DELETE, clearing lower nominations) run on the same
-pool, as upstream's preemption goroutine; the preemptor stays waiting
-(DefaultPreemption's PreEnqueue) until their outcome is posted back. PreBind
-runs before the handover, on the scheduling thread (VolumeBinding's PreBind
-reads the scheduler's caches); no in-tree Permit plugin waits. ``run`` waits
-for the work in flight and finishes it before it returns; ``close`` then
-flushes the events.
+socket IO) runs the PreBind and Bind plugins, and their status is posted back
+to the scheduling thread (``LiveCluster.post``), which finishes the binding
+cycle (a failure forgets the assumed pod and requeues it) between its cycles,
+so the scheduler's state stays single-threaded. VolumeBinding's PreBind writes
+the volumes (``LiveWriter.update_pv`` / ``update_pvc``) and waits there for the
+PV controller and provisioners to bind the claims (``live.poll.CachePoller``:
+each check runs on the scheduling thread; ``stop()`` ends the wait). The async
+preemption's API calls (victims' condition and DELETE, clearing lower
+nominations) run on the same pool, as upstream's preemption goroutine; the
+preemptor stays waiting (DefaultPreemption's PreEnqueue) until their outcome is
+posted back. No in-tree Permit plugin waits. ``run`` waits for the work in
+flight and finishes it before it returns; ``close`` then flushes the events.
+With ``bind_workers=0`` everything runs on the scheduling thread, and PreBind
+checks the bindings once (nothing could change while it waited).
 Shadow mode writes nothing and stays synchronous.
 """
 
@@ -53,6 +56,7 @@ from kubesched.live.client import KubeClient, Raw, Resource
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
 from kubesched.live.informer import Informer, Timing
 from kubesched.live.leader import LeaderElector, LeaseConfig
+from kubesched.live.poll import CachePoller
 from kubesched.live.serve import SchedulerCollector, StatusServer
 from kubesched.live.shadow import ShadowReport, ShadowWriter
 from kubesched.live.snapshot import SNAPSHOT_KINDS
@@ -195,7 +199,7 @@ class LiveScheduler:
         self.writer = (
             ShadowWriter()
             if self.shadow
-            else LiveWriter(self.client, self.clock, name, f"{name}-{self.identity}")
+            else LiveWriter(self.client, self.clock, name, f"{name}-{self.identity}", self.cluster)
         )
         self.scheduler = Scheduler(
             self.config,
@@ -212,6 +216,7 @@ class LiveScheduler:
         if not self.shadow and self.bind_workers > 0:
             self.binder = AsyncPool(self.cluster.post, self.bind_workers)
             self.scheduler.run_async = self.binder
+            self.scheduler.poll_until = CachePoller(self.cluster)
 
     def start_informers(self, timeout: float = 60.0) -> bool:
         """Start the informers and wait until every one has listed (False: some
@@ -240,7 +245,9 @@ class LiveScheduler:
 
     def run(self, until: Time | None = None) -> RunStats:
         """Schedule until ``stop()`` or the wall clock reaches ``until``; then
-        finish the bindings in flight."""
+        finish the bindings in flight (at most 60 s: a binding still waiting
+        for its volumes at ``until`` goes on waiting until ``stop()`` or
+        ``close()`` cancels it, or its claims are bound)."""
         stats = drive(
             self.cluster,
             self.scheduler,
@@ -249,14 +256,27 @@ class LiveScheduler:
             horizon=self.clock() + FOREVER,
             stop_when=lambda: self.cluster.stopping,
         )
-        if self.binder is not None and not self.binder.wait_idle():
+        if self.binder is not None and not self._finish_in_flight(self.binder):
             log.error("bindings still in flight after 60 s")
         self.cluster.flush()
         return stats
 
+    def _finish_in_flight(self, binder: AsyncPool, timeout: float = 60.0) -> bool:
+        """Wait for the work in flight, running what it posts meanwhile (a waiting
+        PreBind's checks, the caches' changes they wait for); False after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not binder.wait_idle(0.05):
+            self.cluster.flush()
+            if time.monotonic() > deadline:
+                return False
+        return True
+
     def close(self) -> None:
-        """Stop the binding threads and flush the events (after ``run``)."""
+        """Stop the binding threads and flush the events (after ``run``); a
+        binding still waiting for its volumes ends (``context canceled``)."""
         if self.binder is not None:
+            self.cluster.stop()
             self.binder.shutdown()
         if isinstance(self.writer, LiveWriter):
             self.writer.close()

@@ -13,6 +13,13 @@
 - ``delete_pod``: a graceful DELETE (the pod's own grace period) with a UID
   precondition, so a replacement of the same name (a StatefulSet's) is never
   deleted.
+- ``update_pv`` / ``update_pvc``: the volume binder's PreBind updates, PUT as
+  client-go's ``Update``: the cached raw object (``LiveCluster.raw_volume``)
+  with the binder's changes (a PV's ``spec.claimRef`` and annotations, a claim's
+  annotations: ``volume.kubernetes.io/selected-node``) at the cached
+  resourceVersion, so a volume changed meanwhile is a 409 Conflict (an error
+  for PreBind, as upstream). The server's answer is fed to the cluster at once
+  (upstream's assume cache). An object not cached raises KeyError.
 - ``event``: an events.k8s.io/v1 Event, named ``<regarding>.<hex nanoseconds>``
   as client-go's recorder names them, from ``reportingController`` (the
   profile's scheduler name) and ``reportingInstance``
@@ -31,14 +38,16 @@ FailedScheduling event shows).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.api.storage import PersistentVolume, PersistentVolumeClaim
+from kubesched.api.storage import ClaimReference, PersistentVolume, PersistentVolumeClaim
 from kubesched.api.types import Pod, PodCondition, Time
 from kubesched.framework.ports import NotFound
 from kubesched.live.client import ClusterError, KubeClient, Raw
+from kubesched.live.cluster import MODIFIED, LiveCluster
 from kubesched.live.events import STRATEGIC_MERGE_PATCH, EventBroadcaster
 
 
@@ -77,8 +86,12 @@ class LiveWriter:
         clock: Callable[[], Time],
         reporting_controller: str,
         reporting_instance: str,
+        cluster: LiveCluster | None = None,
     ) -> None:
+        """``cluster``: the caches the volume updates start from and are fed
+        back to (None: ``update_pv`` / ``update_pvc`` raise KeyError)."""
         self._client = client
+        self._cluster = cluster
         self.events = EventBroadcaster(client.with_own_limit(), clock)
         self._now = clock
         self.reporting_controller = reporting_controller
@@ -143,17 +156,41 @@ class LiveWriter:
         self._call_on_pod(pod, f"delete {pod.key}", "DELETE", _pod_path(pod), body=options)
 
     def update_pv(self, pv: PersistentVolume) -> None:
-        raise ApiCallError(
-            f"persistentvolume {pv.name}: live mode does not write PersistentVolumes yet", 0, ""
-        )
+        body = self._cached_copy("PersistentVolume", pv.name, f'persistentvolume "{pv.name}"')
+        _set_annotations(body, pv.annotations)
+        spec = body.setdefault("spec", {})
+        ref = pv.claim_ref
+        if ref is None:
+            spec.pop("claimRef", None)
+        else:
+            spec["claimRef"] = _claim_ref(ref, self._cluster)
+        self._update("PersistentVolume", f"/api/v1/persistentvolumes/{pv.name}", body)
 
     def update_pvc(self, pvc: PersistentVolumeClaim) -> None:
-        raise ApiCallError(
-            f"persistentvolumeclaim {pvc.namespace}/{pvc.name}: live mode does not write "
-            "PersistentVolumeClaims yet",
-            0,
-            "",
+        body = self._cached_copy(
+            "PersistentVolumeClaim", pvc.key, f'persistentvolumeclaim "{pvc.key}"'
         )
+        _set_annotations(body, pvc.annotations)
+        path = f"/api/v1/namespaces/{pvc.namespace}/persistentvolumeclaims/{pvc.name}"
+        self._update("PersistentVolumeClaim", path, body)
+
+    def _cached_copy(self, kind: str, key: str, what: str) -> Raw:
+        raw = None if self._cluster is None else self._cluster.raw_volume(kind, key)
+        if raw is None:
+            raise KeyError(f"{what} not found")
+        return copy.deepcopy(raw)
+
+    def _update(self, kind: str, path: str, body: Raw) -> None:
+        """PUT ``body`` (its resourceVersion the precondition) and feed the answer
+        to the cluster; ApiCallError names the object."""
+        name = body["metadata"]["name"]
+        namespace = body["metadata"].get("namespace")
+        what = f"update {kind.lower()} {namespace + '/' if namespace else ''}{name}"
+        body.setdefault("apiVersion", "v1")
+        body.setdefault("kind", kind)
+        answer = self._call(what, "PUT", path, body=body)
+        if self._cluster is not None:
+            self._cluster.notify(kind, MODIFIED, answer)
 
     # ------------------------------------------------------------------ EventRecorder
     def event(
@@ -187,6 +224,30 @@ class LiveWriter:
         self, preemptor: Pod, node: str, victims: Sequence[Pod], num_pdb_violations: int
     ) -> None:
         """Nothing to write: upstream records a preemption only by its events."""
+
+
+def _set_annotations(body: Raw, annotations: Mapping[str, str]) -> None:
+    meta = body.setdefault("metadata", {})
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    else:
+        meta.pop("annotations", None)
+
+
+def _claim_ref(ref: ClaimReference, cluster: LiveCluster | None) -> Raw:
+    """``reference.GetReference`` of the claim (its cached resourceVersion too)."""
+    out: Raw = {
+        "kind": "PersistentVolumeClaim",
+        "namespace": ref.namespace,
+        "name": ref.name,
+        "uid": ref.uid,
+        "apiVersion": "v1",
+    }
+    claim = None if cluster is None else cluster.raw_volume("PersistentVolumeClaim", ref.key)
+    version = (claim or {}).get("metadata", {}).get("resourceVersion")
+    if version and (claim or {}).get("metadata", {}).get("uid") == ref.uid:
+        out["resourceVersion"] = version
+    return out
 
 
 def _ref(pod: Pod) -> Raw:

@@ -44,6 +44,7 @@ from kubesched.framework.interfaces import (
     Nominator,
     PermitPlugin,
     Plugin,
+    PollCheck,
     PostBindPlugin,
     PostFilterPlugin,
     PreBindPlugin,
@@ -86,6 +87,22 @@ def run_now(work: Callable[[], Status], done: Callable[[Status], None]) -> None:
     done(work())
 
 
+DEADLINE_EXCEEDED: Final = "context deadline exceeded"
+"""The error of a ``poll_until`` whose timeout passed (Go's ``context.DeadlineExceeded``)."""
+
+Poller = Callable[[PollCheck, float, float], str | None]
+"""``Handle.poll_until(check, interval, timeout)``."""
+
+
+def poll_once(check: PollCheck, interval: float, timeout: float) -> str | None:
+    """``Handle.poll_until`` of a backend whose state is final at once (the
+    simulator): ``check`` once; still pending is the deadline."""
+    done, err = check()
+    if err is not None:
+        return err
+    return None if done else DEADLINE_EXCEEDED
+
+
 @dataclass(slots=True)
 class Services:
     """What the scheduler lends every profile's framework."""
@@ -100,6 +117,7 @@ class Services:
     metrics: MetricsRecorder
     activate: Callable[[Sequence[Pod]], None]
     run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = run_now
+    poll_until: Poller = poll_once
 
 
 class Framework:
@@ -127,6 +145,7 @@ class Framework:
         self.run_async: Callable[[Callable[[], Status], Callable[[Status], None]], None] = (
             services.run_async
         )
+        self.poll_until: Poller = services.poll_until
         self._instances: dict[str, Plugin] = {}
 
         def get(name: str) -> Plugin:

@@ -3,11 +3,12 @@
 Backends drive it: cluster changes arrive through the ``on_*`` handlers (upstream's
 informer event handlers); ``schedule_one()`` runs one scheduling + binding cycle
 synchronously through the ``ClusterWriter`` port (with ``run_async``, live mode,
-the Bind plugins and the async preemption's API calls run on another thread, and
-what follows them when their outcome comes back); ``next_timer_deadline()`` /
-``on_timer()`` run the queue's flushes on the backend's clock. A failed status
-patch after a failed attempt is logged and the pod stays queued (upstream logs
-"Error updating pod").
+the PreBind and Bind plugins and the async preemption's API calls run on another
+thread, and what follows them when their outcome comes back; ``poll_until`` lets
+PreBind wait there for the caches, as VolumeBinding waits for its claims);
+``next_timer_deadline()`` / ``on_timer()`` run the queue's flushes on the
+backend's clock. A failed status patch after a failed attempt is logged and the
+pod stays queued (upstream logs "Error updating pod").
 
 Upstream: pkg/scheduler/schedule_one.go and eventhandlers.go.
 """
@@ -32,6 +33,7 @@ from kubesched.framework.events import (
     ClusterEventWithHint,
     EventObject,
 )
+from kubesched.framework.interfaces import PollCheck
 from kubesched.framework.nominated import NominatedLoadIndex
 from kubesched.framework.ports import Clock, ClusterReader, ClusterWriter, EventRecorder
 from kubesched.framework.results import (
@@ -46,8 +48,10 @@ from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import (
     Framework,
     PluginFactory,
+    Poller,
     ScoreError,
     Services,
+    poll_once,
     run_now,
 )
 from kubesched.scheduler.cache import Cache, CacheError
@@ -106,7 +110,7 @@ class DecisionObserver(Protocol):
 
 AsyncRunner = Callable[[Callable[[], Status], Callable[[Status], None]], None]
 """``run_async(work, done)``: run ``work`` (what upstream runs in a goroutine: the
-Bind plugins, the async preemption's API calls) on another thread, then call
+PreBind and Bind plugins, the async preemption's API calls) on another thread, then call
 ``done`` with its status on the scheduling thread (live mode)."""
 
 
@@ -135,6 +139,9 @@ class Scheduler:
         """Told every decision (None: nobody)."""
         self.run_async: AsyncRunner | None = None
         """Runs goroutine work off the scheduling thread (None: at once)."""
+        self.poll_until: Poller | None = None
+        """``Handle.poll_until`` of a backend whose caches change while a binding
+        cycle waits (live); None: ``poll_once``."""
         self.changes = 0
         """Cluster changes delivered so far that can change some pod's scheduling
         answer (see ``would_retry_on_a_changed_cluster``)."""
@@ -151,6 +158,7 @@ class Scheduler:
             metrics=self.metrics,
             activate=self.activate,
             run_async=self._run_async,
+            poll_until=self._poll_until,
         )
         self.profiles: dict[str, Framework] = {
             p.scheduler_name: Framework(p, registry, services) for p in config.profiles
@@ -415,18 +423,24 @@ class Scheduler:
             else:
                 self._handle_failure(fwk, qpi, s, CLEAR_NOMINATED_NODE)
             return
+
         # Binding cycle: upstream runs it in a goroutine; with ``run_async`` (live
-        # mode) Bind runs elsewhere and its outcome comes back through ``done``.
-        s = fwk.run_pre_bind_plugins(state, assumed_info, host)
+        # mode) PreBind and Bind run elsewhere and their outcome comes back
+        # through ``done`` (the simulator runs them at once, in the same order).
+        def binding_cycle() -> Status:
+            s = fwk.run_pre_bind_plugins(state, assumed_info, host)
+            return fwk.run_bind_plugins(state, assumed_info, host) if s.is_success() else s
+
         done = partial(self._binding_done, fwk, state, qpi, result, assumed_info)
-        if s.is_success():
-            self._run_async(lambda: fwk.run_bind_plugins(state, assumed_info, host), done)
-        else:
-            done(s)
+        self._run_async(binding_cycle, done)
 
     def _run_async(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
         """``run_async`` when set (live), else ``work`` and ``done`` at once."""
         (self.run_async or run_now)(work, done)
+
+    def _poll_until(self, check: PollCheck, interval: float, timeout: float) -> str | None:
+        """``poll_until`` when set (live), else ``poll_once``."""
+        return (self.poll_until or poll_once)(check, interval, timeout)
 
     def _binding_done(
         self,

@@ -42,6 +42,7 @@ from kubesched.live.apiserver_double.resources import (
 )
 from kubesched.live.apiserver_double.store import Store
 from kubesched.live.apiserver_double.validation import SYSTEM_PRIORITY_CLASSES
+from kubesched.live.apiserver_double.volumes import FakeVolumeController
 from kubesched.live.apiserver_double.watch import WatchHub
 
 Obj = dict[str, Any]
@@ -73,13 +74,17 @@ class ApiServerDouble:
         host: str = "127.0.0.1",
         port: int = 0,
         tls: ssl.SSLContext | None = None,
+        volume_controller: bool = False,
     ) -> None:
+        """``volume_controller``: run the fake PV controller and provisioner
+        (``volumes.FakeVolumeController``; ``self.volumes.enabled`` toggles it)."""
         self.clock: Any = clock if clock is not None else RealClock()
         self._owns_clock = clock is None
         self.store = Store(history_capacity=history_capacity)
         self.hub = WatchHub(self.store, self.clock, bookmark_frequency)
         self.registry = Registry(self.store, self.clock, seed)
         self.kubelet = FakeKubelet(self.registry, enabled=kubelet)
+        self.volumes = FakeVolumeController(self.registry, enabled=volume_controller)
         self.auth = auth if auth is not None else Auth()
         self.faults = Faults()
         self.openapi = OpenAPI(openapi_dir)

@@ -9,8 +9,12 @@
 - PreScore: always Skip (StorageCapacityScoring is off in v1.36).
 - Reserve decides the API updates (``binder.assume_pod_volumes``); PreBind makes
   them (PVs pre-bound, claims annotated ``volume.kubernetes.io/selected-node``)
-  and checks every claim got bound on a volume admitting the node (the simulated
-  controllers answer at once; upstream polls until ``bindTimeoutSeconds``).
+  and waits (``Handle.poll_until``, every second up to ``bindTimeoutSeconds``)
+  until checkBindings finds every claim bound on a volume admitting the node:
+  the simulated controllers answer at once, a live cluster's PV controller and
+  provisioners later. PreBind runs in the binding cycle (off the scheduling
+  thread in live mode): it touches only its cycle state and the writer; the
+  check reads the caches, on the scheduling thread.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from kubesched.api.volume_helpers import (
     is_claim_fully_bound,
     pod_uses_claim,
 )
-from kubesched.framework.config import PluginArgs
+from kubesched.framework.config import PluginArgs, VolumeBindingArgs
 from kubesched.framework.cycle_state import CycleState
 from kubesched.framework.events import (
     ActionType,
@@ -81,14 +85,22 @@ _NO_CLAIMS: Final = StateData(all_bound=True)
 Reserve finds every volume bound): shared, never changed."""
 
 
+BIND_POLL_INTERVAL: Final = 1.0
+"""Seconds between two checks of the bindings (upstream's ``time.Second``)."""
+
+
 class VolumeBinding:
-    """Args VolumeBindingArgs (``bindTimeoutSeconds`` and ``shape`` have no effect
-    here)."""
+    """Args VolumeBindingArgs: ``bindTimeoutSeconds`` bounds PreBind's wait
+    (``shape`` has no effect here: no StorageCapacityScoring)."""
 
     name = NAME
 
     def __init__(self, args: PluginArgs | None, handle: Handle) -> None:
-        del args
+        self.bind_timeout = float(
+            args.bind_timeout_seconds
+            if isinstance(args, VolumeBindingArgs)
+            else VolumeBindingArgs().bind_timeout_seconds
+        )
         self.handle = handle
 
     def _storage(self) -> StorageLister:
@@ -197,6 +209,9 @@ class VolumeBinding:
         """Nothing to revert: decisions reach the cluster only at PreBind."""
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """BindPodVolumes: the API updates, then the wait for the bindings. Reads
+        only the cycle state and calls the writer (any thread); see the module
+        docstring."""
         s = _state(state)
         if isinstance(s, Status):
             return s
@@ -213,19 +228,27 @@ class VolumeBinding:
                 writer.update_pvc(claim)
         except KeyError as err:
             return error(str(err.args[0]) if err.args else str(err))
-        problem = self._check_bindings(pod.pod, node_name, volumes)
+        except Exception as err:  # the API server refused: its message, as upstream
+            return error(str(err))
+        problem = self.handle.poll_until(
+            lambda: self._check_bindings(pod.pod, node_name, volumes),
+            BIND_POLL_INTERVAL,
+            self.bind_timeout,
+        )
         if problem is not None:
             return error(f"binding volumes: {problem}")
         return SUCCESS
 
-    def _check_bindings(self, pod: Pod, node_name: str, volumes: PodVolumes) -> str | None:
-        """checkBindings after the API updates: None when every claim is bound, else
-        why not (upstream would retry until ``context deadline exceeded``)."""
+    def _check_bindings(
+        self, pod: Pod, node_name: str, volumes: PodVolumes
+    ) -> tuple[bool, str | None]:
+        """checkBindings (the scheduling thread: it reads the caches): (every claim
+        bound, the error that ends the wait)."""
         node = _node(self.handle.table, node_name)
         if node is None:
-            return f'failed to get node "{node_name}": node "{node_name}" not found'
+            return False, f'failed to get node "{node_name}": node "{node_name}" not found'
         if self.handle.reader.get_pod(pod.namespace, pod.name) is None:
-            return f'pod does not exist any more: pod "{pod.name}" not found'
+            return False, f'pod does not exist any more: pod "{pod.name}" not found'
         storage = self._storage()
         pending = False
         for pv, claim in volumes.static_bindings:
@@ -233,36 +256,36 @@ class VolumeBinding:
             pvc = storage.get_pvc(claim.namespace, claim.name)
             if cur is None or pvc is None:
                 what = f'PersistentVolume "{pv.name}"' if cur is None else f'PVC "{claim.key}"'
-                return f"failed to check binding: cannot find {what}"
+                return False, f"failed to check binding: cannot find {what}"
             if not check_node_affinity(cur, node.labels):
-                return (
+                return False, (
                     f'pv "{cur.name}" node affinity doesn\'t match node "{node.name}": '
                     "no matching NodeSelectorTerms"
                 )
             if cur.claim_ref is None or not cur.claim_ref.uid:
-                return f'ClaimRef got reset for pv "{cur.name}"'
+                return False, f'ClaimRef got reset for pv "{cur.name}"'
             pending = pending or not is_claim_fully_bound(pvc)
         for claim in volumes.dynamic_provisions:
             pvc = storage.get_pvc(claim.namespace, claim.name)
             if pvc is None:
-                return f'failed to check provisioning pvc: cannot find PVC "{claim.key}"'
+                return False, f'failed to check provisioning pvc: cannot find PVC "{claim.key}"'
             selected = pvc.annotations.get(ANN_SELECTED_NODE)
             if selected is None:
-                return f'selectedNode annotation reset for PVC "{pvc.name}"'
+                return False, f'selectedNode annotation reset for PVC "{pvc.name}"'
             if selected != node_name:
-                return f'provisioning failed for PVC "{pvc.name}"'
+                return False, f'provisioning failed for PVC "{pvc.name}"'
             if pvc.volume_name:
                 provisioned = storage.get_pv(pvc.volume_name)
                 if provisioned is None:
                     pending = True
                     continue
                 if not check_node_affinity(provisioned, node.labels):
-                    return (
+                    return False, (
                         f'pv "{provisioned.name}" node affinity doesn\'t match node '
                         f'"{node.name}": no matching NodeSelectorTerms'
                     )
             pending = pending or not is_claim_fully_bound(pvc)
-        return "context deadline exceeded" if pending else None
+        return not pending, None
 
 
 def _state(state: CycleState) -> StateData | Status:

@@ -32,6 +32,7 @@ from kubesched.framework.config import (
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
+    VolumeBindingArgs,
 )
 from kubesched.scheduler.config.core_objects import (
     read_node_affinity,
@@ -330,7 +331,8 @@ def _volume_binding(raw: Mapping[str, object], path: str) -> ParsedArgs:
                 "invalid BindTimeoutSeconds, should not be a negative value",
             )
         )
-    return ParsedArgs(None, tuple(errs))
+    # v1 defaulting: an unset timeout becomes 600 seconds (zero stays zero).
+    return ParsedArgs(VolumeBindingArgs(600 if timeout is None else timeout), tuple(errs))
 
 
 def _dynamic_resources(raw: Mapping[str, object], path: str) -> ParsedArgs:
