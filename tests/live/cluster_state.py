@@ -6,13 +6,18 @@ import os
 import shutil
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kubesched.framework.config import SchedulerConfig
 from kubesched.live.apiserver_double import ApiServerDouble, ManualClock
+from kubesched.live.client import connect
+from kubesched.live.informer import Timing
+from kubesched.live.run import LiveRun, live_default_config
 
 Obj = dict[str, Any]
 
@@ -127,6 +132,31 @@ def wait_for(cond: Callable[[], bool], seconds: float = 20.0, every: float = 0.0
     while not cond():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(every)
+
+
+@contextmanager
+def live_run(
+    api: ApiServerDouble,
+    tmp_path: Path,
+    config: SchedulerConfig | None = None,
+    timing: Timing | None = None,
+) -> Iterator[LiveRun]:
+    """A ``LiveRun`` (no leader election; ``config`` or live mode's default)
+    against ``api`` on a thread, its informers synced when yielded; stopped
+    afterwards, and its run must have ended without an error."""
+    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
+    run = LiveRun(client, config or live_default_config(), None, 0)
+    run.scheduler.timing = timing or Timing()
+    outcome: list[str] = []
+    thread = threading.Thread(target=lambda: outcome.append(run.run()), daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: run._synced)
+        yield run
+    finally:
+        run.stop()
+        thread.join(10)
+    assert outcome == [""]
 
 
 def find_kubectl() -> str | None:

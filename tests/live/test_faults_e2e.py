@@ -24,8 +24,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from kubesched.live.client import MAX_RETRIES, connect
 from kubesched.live.informer import Timing
 from kubesched.live.leader import LeaseConfig
 from kubesched.live.run import LiveRun, live_default_config
-from tests.live.cluster_state import double, node, pod, wait_for
+from tests.live.cluster_state import double, live_run, node, pod, wait_for
 
 pytest.importorskip("kubernetes")
 
@@ -115,23 +114,6 @@ def assert_invariants(
         assert cpu <= cpus[node_name], used
 
 
-@contextmanager
-def live(api: ApiServerDouble, tmp_path: Path, timing: Timing | None = None) -> Iterator[LiveRun]:
-    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
-    run = LiveRun(client, live_default_config(), None, 0)
-    run.scheduler.timing = timing or Timing()
-    outcome: list[str] = []
-    thread = threading.Thread(target=lambda: outcome.append(run.run()), daemon=True)
-    thread.start()
-    try:
-        wait_for(lambda: run._synced)
-        yield run
-    finally:
-        run.stop()
-        thread.join(10)
-    assert outcome == [""]
-
-
 def two_nodes(api: ApiServerDouble) -> None:
     api.create(node("n1", "2"))
     api.create(node("n2", "2", zone="b"))
@@ -140,7 +122,7 @@ def two_nodes(api: ApiServerDouble) -> None:
 def test_a_watch_410_relists_and_loses_no_pod(tmp_path: Path) -> None:
     with double(kubelet=False) as api:
         two_nodes(api)
-        with live(api, tmp_path) as run:
+        with live_run(api, tmp_path) as run:
             api.create(ours("a"))
             wait_for(bound(api, "a"))
             pods = next(i for i in run.scheduler.informers if i.resource.plural == "pods")
@@ -159,7 +141,7 @@ def test_a_watch_410_relists_and_loses_no_pod(tmp_path: Path) -> None:
 def test_dropped_watches_are_opened_again(tmp_path: Path) -> None:
     with double(kubelet=False) as api:
         two_nodes(api)
-        with live(api, tmp_path) as run:
+        with live_run(api, tmp_path) as run:
             api.create(ours("a"))
             wait_for(bound(api, "a"))
             pods = next(i for i in run.scheduler.informers if i.resource.plural == "pods")
@@ -177,7 +159,7 @@ def test_a_stalled_watch_is_opened_again_after_the_stall_timeout(tmp_path: Path)
     with double(kubelet=False) as api:
         two_nodes(api)
         timing = Timing(stall_timeout=0.5)
-        with live(api, tmp_path, timing) as run:
+        with live_run(api, tmp_path, timing=timing) as run:
             pods = next(i for i in run.scheduler.informers if i.resource.plural == "pods")
             api.create(ours("a"))
             wait_for(bound(api, "a"))
@@ -193,7 +175,7 @@ def test_a_binding_another_scheduler_won_is_not_retried_once_seen_bound(tmp_path
     the informer shows it bound (by the other scheduler) it leaves the queue."""
     with double(kubelet=False) as api:
         api.create(node("n1", "2"))
-        with live(api, tmp_path) as run:
+        with live_run(api, tmp_path) as run:
             api.create(ours("p", "3"))  # fits nowhere yet: waits in the queue
             wait_for(lambda: events(api, "FailedScheduling")["p"] == 1)
             assert api.stall_watches("pods") == 1  # kubesched does not see what follows
@@ -225,7 +207,7 @@ def test_an_injected_409_on_binding_requeues_and_binds_once(tmp_path: Path) -> N
         fault = api.inject(
             Fault(binding_lost("a", "n9"), verb="create", resource="pods", subresource="binding")
         )
-        with live(api, tmp_path):
+        with live_run(api, tmp_path):
             api.create(ours("a"))
             wait_for(bound(api, "a"))
             api.create(ours("b"))
@@ -245,7 +227,7 @@ def test_throttled_and_failing_requests_with_retry_after(tmp_path: Path) -> None
             api.inject(Fault(throttled(1), verb="list", resource="pods")),
             api.inject(Fault(server_error(retry_after=1), verb="watch", resource="pods")),
         ]
-        with live(api, tmp_path):
+        with live_run(api, tmp_path):
             faults += [
                 api.inject(Fault(throttled(1), verb="create", subresource="binding", name="a")),
                 api.inject(Fault(server_error(retry_after=1), verb="patch", subresource="status")),
@@ -270,7 +252,7 @@ def test_throttled_and_failing_requests_with_retry_after(tmp_path: Path) -> None
 def test_an_api_server_restart(tmp_path: Path) -> None:
     with double(kubelet=False) as api:
         two_nodes(api)
-        with live(api, tmp_path):
+        with live_run(api, tmp_path):
             api.create(ours("a"))
             wait_for(bound(api, "a"))
             api.restart()

@@ -6,10 +6,7 @@ without a controller the wait ends at ``bindTimeoutSeconds`` or at the stop."""
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +14,13 @@ import pytest
 
 from kubesched.framework.config import SchedulerConfig
 from kubesched.live.apiserver_double import ApiServerDouble
-from kubesched.live.client import connect
-from kubesched.live.run import LIVE_SCHEDULER_NAME, LiveRun
+from kubesched.live.run import LIVE_SCHEDULER_NAME
 from kubesched.scheduler.config import API_VERSION, KIND, parse_config
 from kubesched.scheduler.registry import in_tree_registry
 from tests.live.cluster_state import (
     claim,
     double,
+    live_run,
     node,
     pod,
     storage_class,
@@ -48,22 +45,6 @@ def config(bind_timeout: int | None = None) -> SchedulerConfig:
         {"apiVersion": API_VERSION, "kind": KIND, "profiles": [profile]},
         supported=in_tree_registry().keys(),
     )
-
-
-@contextmanager
-def live(api: ApiServerDouble, tmp_path: Path, cfg: SchedulerConfig) -> Iterator[LiveRun]:
-    client = connect(str(api.write_kubeconfig(tmp_path / "kc")))
-    run = LiveRun(client, cfg, None, 0)
-    outcome: list[str] = []
-    thread = threading.Thread(target=lambda: outcome.append(run.run()), daemon=True)
-    thread.start()
-    try:
-        wait_for(lambda: run._synced)
-        yield run
-    finally:
-        run.stop()
-        thread.join(10)
-    assert outcome == [""]
 
 
 def ours(name: str, claim_name: str) -> Obj:
@@ -115,7 +96,7 @@ def test_a_provisioned_claim_and_a_static_volume_are_bound_with_their_pods(
         api.create(claim("static", "local"))
         api.create(ours("p-dyn", "dyn"))
         api.create(ours("p-static", "static"))
-        with live(api, tmp_path, config()):
+        with live_run(api, tmp_path, config()):
             wait_for(lambda: bool(node_of(api, "p-dyn") and node_of(api, "p-static")), 15)
         assert node_of(api, "p-static") == "n2"  # the volume's node affinity
         dyn = get(api, "PersistentVolumeClaim", "dyn", "default")
@@ -140,7 +121,7 @@ def test_a_claim_nobody_binds_fails_at_the_bind_timeout(tmp_path: Path) -> None:
         api.create(storage_class("fast", "example.com/csi"))
         api.create(claim("dyn", "fast"))
         api.create(ours("p-dyn", "dyn"))
-        with live(api, tmp_path, config(bind_timeout=1)):
+        with live_run(api, tmp_path, config(bind_timeout=1)):
             wait_for(lambda: bool(notes(api, "FailedScheduling")), 15)
         assert notes(api, "FailedScheduling")[0] == (
             "p-dyn",
@@ -162,7 +143,7 @@ def test_a_stop_ends_a_binding_that_waits_for_its_volumes(tmp_path: Path) -> Non
             pvc = get(api, "PersistentVolumeClaim", "dyn", "default")
             return SELECTED_NODE in (pvc["metadata"].get("annotations") or {})
 
-        with live(api, tmp_path, config()) as run:
+        with live_run(api, tmp_path, config()) as run:
             wait_for(annotated, 15)
             time.sleep(0.2)
             start = time.monotonic()
