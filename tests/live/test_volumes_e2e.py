@@ -150,3 +150,38 @@ def test_a_stop_ends_a_binding_that_waits_for_its_volumes(tmp_path: Path) -> Non
             run.stop()
         assert time.monotonic() - start < 5.0
         assert node_of(api, "p-dyn") is None
+
+
+def test_bindings_waiting_for_volumes_do_not_hold_up_other_bindings(tmp_path: Path) -> None:
+    """More pods wait for their claims than there are binding threads (4): a
+    pod without volumes is still bound at once, as upstream's goroutine per
+    binding would."""
+    with double() as api:  # no PV controller: the waits last until the stop
+        api.create(node("n1", "8"))
+        api.create(storage_class("fast", "example.com/csi"))
+        waiting = [f"w{i}" for i in range(6)]
+        for name in waiting:
+            api.create(claim(f"c-{name}", "fast"))
+            api.create(ours(name, f"c-{name}"))
+
+        def all_annotated() -> bool:
+            return all(
+                SELECTED_NODE
+                in (
+                    get(api, "PersistentVolumeClaim", f"c-{n}", "default")["metadata"].get(
+                        "annotations"
+                    )
+                    or {}
+                )
+                for n in waiting
+            )
+
+        with live_run(api, tmp_path, config()) as run:
+            wait_for(all_annotated, 15)
+            plain = pod("plain", "100m")
+            plain["spec"]["schedulerName"] = LIVE_SCHEDULER_NAME
+            api.create(plain)
+            wait_for(lambda: node_of(api, "plain") == "n1", 10)
+            assert run.scheduler.binder is not None
+            assert run.scheduler.binder.threads == 4 + len(waiting)  # one more per wait
+        assert all(node_of(api, n) is None for n in waiting)

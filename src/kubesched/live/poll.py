@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Final
 
 from kubesched.framework.interfaces import PollCheck
@@ -35,11 +36,23 @@ CANCELED: Final = "context canceled"
 class CachePoller:
     """``Handle.poll_until`` over a ``LiveCluster`` (see the module docstring)."""
 
-    def __init__(self, cluster: LiveCluster, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        cluster: LiveCluster,
+        clock: Callable[[], float] = time.monotonic,
+        lend: Callable[[], AbstractContextManager[None]] = nullcontext,
+    ) -> None:
+        """``lend``: entered for the whole wait (``AsyncPool.waiting``: the
+        binding's thread is replaced while it waits)."""
         self._cluster = cluster
         self._clock = clock
+        self._lend = lend
 
     def __call__(self, check: PollCheck, interval: float, timeout: float) -> str | None:
+        with self._lend():
+            return self._poll(check, interval, timeout)
+
+    def _poll(self, check: PollCheck, interval: float, timeout: float) -> str | None:
         deadline = self._clock() + timeout
         stopped = self._cluster.stopped
         while True:

@@ -21,7 +21,9 @@ cycle (a failure forgets the assumed pod and requeues it) between its cycles,
 so the scheduler's state stays single-threaded. VolumeBinding's PreBind writes
 the volumes (``LiveWriter.update_pv`` / ``update_pvc``) and waits there for the
 PV controller and provisioners to bind the claims (``live.poll.CachePoller``:
-each check runs on the scheduling thread; ``stop()`` ends the wait). The async
+each check runs on the scheduling thread; ``stop()`` ends the wait); while it
+waits, the pool runs one more thread (``AsyncPool.waiting``), so waiting
+bindings never hold up the others, as upstream's goroutine per binding. The async
 preemption's API calls (victims' condition and DELETE, clearing lower
 nominations) run on the same pool, as upstream's preemption goroutine; the
 preemptor stays waiting (DefaultPreemption's PreEnqueue) until their outcome is
@@ -42,7 +44,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Final, TextIO
 
@@ -51,12 +52,12 @@ from prometheus_client.registry import Collector
 from kubesched.api.types import Time
 from kubesched.driver.loop import RunStats, drive
 from kubesched.framework.config import SchedulerConfig
-from kubesched.framework.status import Code, Status
 from kubesched.live.client import KubeClient, Raw, Resource
 from kubesched.live.cluster import ADDED, DELETED, MODIFIED, LiveCluster, wall_clock
 from kubesched.live.informer import Informer, Timing
 from kubesched.live.leader import LeaderElector, LeaseConfig
 from kubesched.live.poll import CachePoller
+from kubesched.live.pool import AsyncPool
 from kubesched.live.serve import SchedulerCollector, StatusServer
 from kubesched.live.shadow import ShadowReport, ShadowWriter
 from kubesched.live.snapshot import SNAPSHOT_KINDS
@@ -126,42 +127,6 @@ def live_default_config() -> SchedulerConfig:
     )
 
 
-class AsyncPool:
-    """``Scheduler.run_async`` on ``workers`` threads (bindings, async preemptions);
-    each outcome goes to ``post`` (the scheduling thread's queue). A crashing
-    work (a Bind plugin's bug) is an Error status."""
-
-    def __init__(self, post: Callable[[Callable[[], None]], None], workers: int) -> None:
-        self._post = post
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="async")
-        self._idle = threading.Condition()
-        self._in_flight = 0
-
-    def __call__(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
-        with self._idle:
-            self._in_flight += 1
-        self._pool.submit(self._run, work, done)
-
-    def _run(self, work: Callable[[], Status], done: Callable[[Status], None]) -> None:
-        try:
-            s = work()
-        except Exception as err:  # a plugin's bug must not lose the pod
-            log.exception("binding or preemption failed")
-            s = Status(Code.ERROR, str(err))
-        self._post(lambda: done(s))
-        with self._idle:
-            self._in_flight -= 1
-            self._idle.notify_all()
-
-    def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Wait until every work handed over was posted back."""
-        with self._idle:
-            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
-
-    def shutdown(self) -> None:
-        self._pool.shutdown(wait=True)
-
-
 class _Clock:
     __slots__ = ("now",)
 
@@ -216,7 +181,7 @@ class LiveScheduler:
         if not self.shadow and self.bind_workers > 0:
             self.binder = AsyncPool(self.cluster.post, self.bind_workers)
             self.scheduler.run_async = self.binder
-            self.scheduler.poll_until = CachePoller(self.cluster)
+            self.scheduler.poll_until = CachePoller(self.cluster, lend=self.binder.waiting)
 
     def start_informers(self, timeout: float = 60.0) -> bool:
         """Start the informers and wait until every one has listed (False: some
