@@ -1,6 +1,7 @@
 """deploy/: kubesched run with exactly the permissions deploy/rbac.yaml grants and
 the configuration deploy/config.yaml holds, as a real process against an API
-server (the double) that enforces them: it schedules and preempts without a 403."""
+server (the double) that enforces them: it schedules and preempts, and binds a
+pod's volumes, without a 403."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ import yaml
 
 from kubesched.live.apiserver_double import ApiServerDouble, Auth, RealClock
 from kubesched.live.apiserver_double.auth import Rule
-from tests.live.cluster_state import node, pod, priority_class, wait_for
+from tests.live.cluster_state import (
+    claim,
+    node,
+    pod,
+    priority_class,
+    storage_class,
+    wait_for,
+    with_claim,
+)
 
 pytest.importorskip("kubernetes")
 
@@ -62,20 +71,22 @@ def test_the_deployment_runs_kubesched_with_the_config_and_the_service_account()
     assert spec["volumes"][0]["configMap"]["name"] == config_map["metadata"]["name"]
 
 
-def test_kubesched_schedules_and_preempts_with_only_the_granted_permissions(
+def test_kubesched_schedules_preempts_and_binds_volumes_with_only_the_granted_permissions(
     tmp_path: Path,
 ) -> None:
     (config_map,) = manifests("config.yaml")
     config = tmp_path / "config.yaml"
     config.write_text(config_map["data"]["config.yaml"])
     auth = Auth(tokens={"sa": USER}, rules={USER: granted_rules()})
-    api = ApiServerDouble(clock=RealClock(), auth=auth).start()
+    api = ApiServerDouble(clock=RealClock(), auth=auth, volume_controller=True).start()
     try:
         api.create(node("n1", "2"))
         api.create(priority_class("high", 1000))
         low = pod("low-1", "1500m", "n1")
         low["spec"]["terminationGracePeriodSeconds"] = 0
         api.create(low)
+        api.create(storage_class("fast", "example.com/csi"))
+        api.create(claim("data", "fast"))
         kc = api.write_kubeconfig(tmp_path / "kc", token="sa")
         proc = subprocess.Popen(
             [
@@ -99,6 +110,23 @@ def test_kubesched_schedules_and_preempts_with_only_the_granted_permissions(
 
             wait_for(bound)
             assert api.get("v1", "Pod", "low-1", "default") is None  # preempted
+            # VolumeBinding's PreBind updates the claim (selected-node): the
+            # volume-scheduler part of upstream's permissions.
+            stateful = with_claim(pod("stateful", "500m"), "data")
+            stateful["spec"]["schedulerName"] = "kubesched"
+            api.create(stateful)
+
+            def claim_bound() -> bool:
+                got = api.get("v1", "Pod", "stateful", "default")
+                pvc = api.get("v1", "PersistentVolumeClaim", "data", "default")
+                return (
+                    got is not None
+                    and got["spec"].get("nodeName") == "n1"
+                    and pvc is not None
+                    and pvc["status"].get("phase") == "Bound"
+                )
+
+            wait_for(claim_bound)
             lease = api.get("coordination.k8s.io/v1", "Lease", "kubesched", "kube-system")
             assert lease is not None and lease["spec"]["holderIdentity"]
             proc.send_signal(signal.SIGTERM)
