@@ -159,9 +159,9 @@ class LiveCluster:
         """Notifications whose object failed conversion (logged)."""
         self._queue: deque[tuple[str, str, Any]] = deque()
         self._wake = threading.Condition()
-        self.stopping = False
         self.stopped = threading.Event()
-        """Set by ``stop()``: what a waiting binding cycle watches (``CachePoller``)."""
+        """Set by ``stop()``: what ``drive`` and a waiting binding cycle
+        (``CachePoller``) watch."""
         self._volume_raws: dict[tuple[str, str], Raw] = {}
         self._raws_lock = threading.Lock()
 
@@ -179,12 +179,16 @@ class LiveCluster:
             self._queue.append((_CALL, "", call))
             self._wake.notify_all()
 
+    @property
+    def stopping(self) -> bool:
+        """``stop()`` was called."""
+        return self.stopped.is_set()
+
     def stop(self) -> None:
         """Stop waiting and make ``stopping`` true (any thread)."""
-        with self._wake:
-            self.stopping = True
-            self._wake.notify_all()
         self.stopped.set()
+        with self._wake:
+            self._wake.notify_all()
 
     def raw_volume(self, kind: str, key: str) -> Raw | None:
         """The cached raw PersistentVolume (key: its name) or claim (key:

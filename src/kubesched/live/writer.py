@@ -244,9 +244,9 @@ def _claim_ref(ref: ClaimReference, cluster: LiveCluster | None) -> Raw:
         "apiVersion": "v1",
     }
     claim = None if cluster is None else cluster.raw_volume("PersistentVolumeClaim", ref.key)
-    version = (claim or {}).get("metadata", {}).get("resourceVersion")
-    if version and (claim or {}).get("metadata", {}).get("uid") == ref.uid:
-        out["resourceVersion"] = version
+    meta = (claim or {}).get("metadata") or {}
+    if meta.get("resourceVersion") and meta.get("uid") == ref.uid:
+        out["resourceVersion"] = meta["resourceVersion"]
     return out
 
 

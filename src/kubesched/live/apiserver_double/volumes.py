@@ -29,7 +29,7 @@ import copy
 from typing import Any, Final
 
 from kubesched.live.apiserver_double.registry import Registry
-from kubesched.live.apiserver_double.resources import PVS, STORAGE_CLASSES, store_key
+from kubesched.live.apiserver_double.resources import PVCS, PVS, STORAGE_CLASSES, store_key
 from kubesched.live.apiserver_double.store import StoreEvent
 
 Obj = dict[str, Any]
@@ -40,8 +40,6 @@ ANN_SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
 ANN_PROVISIONED_BY: Final = "pv.kubernetes.io/provisioned-by"
 NO_PROVISIONER: Final = "kubernetes.io/no-provisioner"
 HOSTNAME: Final = "kubernetes.io/hostname"
-
-_PVCS: Final = "persistentvolumeclaims"
 
 
 class FakeVolumeController:
@@ -60,7 +58,7 @@ class FakeVolumeController:
             return
         if event.store == PVS.store:
             self._sync_volume(event.key, event.obj)
-        elif event.store == _PVCS:
+        elif event.store == PVCS.store:
             self._sync_claim(event.key, event.obj)
 
     # -- the PV controller -----------------------------------------------------
@@ -74,7 +72,7 @@ class FakeVolumeController:
                 store.put(PVS.store, key, _with_phase(pv, "Available"))
             return
         claim_key = store_key(ref.get("namespace") or "", ref.get("name") or "")
-        claim = store.get(_PVCS, claim_key)
+        claim = store.get(PVCS.store, claim_key)
         if claim is None or (ref.get("uid") and ref["uid"] != claim["metadata"].get("uid")):
             return
         name = pv["metadata"]["name"]
@@ -83,7 +81,7 @@ class FakeVolumeController:
         if spec.get("volumeName") not in (None, "", name):
             return  # the claim is bound elsewhere
         if spec.get("volumeName") != name or ANN_BIND_COMPLETED not in annotations:
-            store.put(_PVCS, claim_key, _bound_claim(claim, pv))
+            store.put(PVCS.store, claim_key, _bound_claim(claim, pv))
         if phase != "Bound" or not ref.get("uid"):
             new = _with_phase(pv, "Bound")
             new["spec"]["claimRef"]["uid"] = claim["metadata"].get("uid")

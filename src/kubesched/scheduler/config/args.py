@@ -331,8 +331,9 @@ def _volume_binding(raw: Mapping[str, object], path: str) -> ParsedArgs:
                 "invalid BindTimeoutSeconds, should not be a negative value",
             )
         )
-    # v1 defaulting: an unset timeout becomes 600 seconds (zero stays zero).
-    return ParsedArgs(VolumeBindingArgs(600 if timeout is None else timeout), tuple(errs))
+    # v1 defaulting: an unset timeout becomes the default (zero stays zero).
+    args = VolumeBindingArgs() if timeout is None else VolumeBindingArgs(timeout)
+    return ParsedArgs(args, tuple(errs))
 
 
 def _dynamic_resources(raw: Mapping[str, object], path: str) -> ParsedArgs:
